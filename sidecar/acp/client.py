@@ -1,0 +1,312 @@
+"""The ACP client: one agent subprocess, the methods of schema v1, capability checks.
+
+Payloads stay plain JSON dicts end to end, so unknown update kinds and unknown
+fields reach the layers above untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .. import __version__
+from .errors import AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
+from .jsonrpc import JsonRpcConnection
+from .process import AgentProcess
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+MAX_LIST_PAGES = 10_000
+
+JsonObj = dict[str, Any]
+
+
+class ClientHandler(Protocol):
+    """What the layer above answers for the agent. Updates arrive in order."""
+
+    async def on_session_update(self, params: JsonObj) -> None: ...
+    async def request_permission(self, params: JsonObj) -> JsonObj: ...
+    async def read_text_file(self, params: JsonObj) -> JsonObj: ...
+    async def write_text_file(self, params: JsonObj) -> JsonObj: ...
+
+
+@dataclass
+class AgentDescription:
+    """What `initialize` told us about the agent."""
+
+    protocol_version: int
+    capabilities: JsonObj
+    auth_methods: list[JsonObj]
+    info: JsonObj = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        name = self.info.get("title") or self.info.get("name")
+        return name if isinstance(name, str) else "agent"
+
+    @property
+    def version(self) -> str | None:
+        version = self.info.get("version")
+        return version if isinstance(version, str) else None
+
+    def _session_caps(self) -> JsonObj:
+        caps = self.capabilities.get("sessionCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    def _prompt_caps(self) -> JsonObj:
+        caps = self.capabilities.get("promptCapabilities")
+        return caps if isinstance(caps, dict) else {}
+
+    @property
+    def can_load(self) -> bool:
+        return self.capabilities.get("loadSession") is True
+
+    @property
+    def can_list(self) -> bool:
+        return isinstance(self._session_caps().get("list"), dict)
+
+    @property
+    def can_resume(self) -> bool:
+        return isinstance(self._session_caps().get("resume"), dict)
+
+    @property
+    def can_close(self) -> bool:
+        return isinstance(self._session_caps().get("close"), dict)
+
+    @property
+    def can_embed_context(self) -> bool:
+        return self._prompt_caps().get("embeddedContext") is True
+
+    @property
+    def additional_directories(self) -> bool:
+        return isinstance(self._session_caps().get("additionalDirectories"), dict)
+
+
+def _obj(value: Any, what: str) -> JsonObj:
+    if not isinstance(value, dict):
+        raise RemoteError(-32603, f"the agent answered {what} with {type(value).__name__}, not an object")
+    return value
+
+
+class AcpClient:
+    """Owns the agent process and its JSON-RPC connection."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        handler: ClientHandler,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        on_stderr_line: Callable[[str], None] | None = None,
+        request_timeout: float = 60.0,
+        max_frame_bytes: int = 64 * 1024 * 1024,
+    ) -> None:
+        self.process = AgentProcess(command, env=env, cwd=cwd, on_stderr_line=on_stderr_line)
+        self.handler = handler
+        self.request_timeout = request_timeout
+        self._max_frame = max_frame_bytes
+        self.connection: JsonRpcConnection | None = None
+        self.agent: AgentDescription | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        await self.process.start()
+        self.connection = JsonRpcConnection(
+            self.process.stdout,
+            self.process.stdin,
+            on_notification=self._on_notification,
+            on_request=self._on_request,
+            max_frame_bytes=self._max_frame,
+        )
+        self.connection.start()
+
+    @property
+    def running(self) -> bool:
+        return self.connection is not None and not self.connection.closed
+
+    async def wait_closed(self) -> None:
+        if self.connection is not None:
+            await self.connection.wait_closed()
+
+    async def stop(self, grace: float = 2.0) -> int | None:
+        code = await self.process.stop(grace=grace)
+        if self.connection is not None:
+            await self.connection.aclose()
+        return code
+
+    def _conn(self) -> JsonRpcConnection:
+        if self.connection is None or self.connection.closed:
+            from .errors import ConnectionClosed
+
+            raise ConnectionClosed("the agent is not running")
+        return self.connection
+
+    async def _call(self, method: str, params: Any, timeout: float | None = -1.0) -> Any:
+        wait = self.request_timeout if timeout == -1.0 else timeout
+        return await self._conn().request(method, params, wait)
+
+    # ------------------------------------------------------------------ incoming
+    async def _on_notification(self, method: str, params: Any) -> None:
+        if method == "session/update":
+            if (
+                isinstance(params, dict)
+                and isinstance(params.get("sessionId"), str)
+                and isinstance(params.get("update"), dict)
+            ):
+                await self.handler.on_session_update(params)
+            else:
+                log.warning("dropped a malformed session/update: %.300r", params)
+        else:
+            log.info("ignored agent notification %s", method)
+
+    async def _on_request(self, method: str, params: Any) -> Any:
+        if not isinstance(params, dict):
+            raise InvalidParams(f"{method}: params must be an object")
+        if method == "session/request_permission":
+            return await self.handler.request_permission(params)
+        if method == "fs/read_text_file":
+            return await self.handler.read_text_file(params)
+        if method == "fs/write_text_file":
+            return await self.handler.write_text_file(params)
+        raise MethodNotFound(method)
+
+    # ------------------------------------------------------------------ methods
+    async def initialize(self) -> AgentDescription:
+        result = _obj(
+            await self._call(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": {
+                        "fs": {"readTextFile": True, "writeTextFile": True},
+                        "terminal": False,
+                    },
+                    "clientInfo": {"name": "acp-sidecar", "title": "acp-sidecar", "version": __version__},
+                },
+            ),
+            "initialize",
+        )
+        version = result.get("protocolVersion")
+        if not isinstance(version, int) or version < 1:
+            raise AcpError(-32603, f"the agent speaks an unsupported protocol version {version!r}")
+        if version > PROTOCOL_VERSION:
+            raise AcpError(
+                -32603,
+                f"the agent answered protocol version {version}; this sidecar speaks {PROTOCOL_VERSION}",
+            )
+        caps = result.get("agentCapabilities")
+        methods = result.get("authMethods")
+        info = result.get("agentInfo")
+        self.agent = AgentDescription(
+            protocol_version=version,
+            capabilities=caps if isinstance(caps, dict) else {},
+            auth_methods=[m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else [],
+            info=info if isinstance(info, dict) else {},
+        )
+        return self.agent
+
+    def _require(self, ok: bool, what: str) -> None:
+        if not ok:
+            raise CapabilityMissing(what)
+
+    def _described(self) -> AgentDescription:
+        if self.agent is None:
+            raise AcpError(-32603, "the agent is not initialized")
+        return self.agent
+
+    async def authenticate(self, method_id: str) -> JsonObj:
+        ids = [m.get("id") for m in self._described().auth_methods]
+        if method_id not in ids:
+            raise InvalidParams(
+                f"unknown auth method {method_id!r}; the agent offers: {', '.join(map(str, ids)) or 'none'}"
+            )
+        return _obj(await self._call("authenticate", {"methodId": method_id}, None) or {}, "authenticate")
+
+    def _session_params(self, cwd: str, additional: Sequence[str]) -> JsonObj:
+        params: JsonObj = {"cwd": cwd, "mcpServers": []}
+        if additional and self._described().additional_directories:
+            params["additionalDirectories"] = list(additional)
+        return params
+
+    async def new_session(self, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
+        result = _obj(await self._call("session/new", self._session_params(cwd, additional)), "session/new")
+        if not isinstance(result.get("sessionId"), str) or not result["sessionId"]:
+            raise RemoteError(-32603, "the agent's session/new answer has no sessionId")
+        return result
+
+    async def load_session(self, session_id: str, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
+        self._require(self._described().can_load, "session/load")
+        params = self._session_params(cwd, additional) | {"sessionId": session_id}
+        # Replay can be long: no timeout beyond the connection's life.
+        return _obj(await self._call("session/load", params, None) or {}, "session/load")
+
+    async def resume_session(self, session_id: str, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
+        self._require(self._described().can_resume, "session/resume")
+        params = self._session_params(cwd, additional) | {"sessionId": session_id}
+        return _obj(await self._call("session/resume", params) or {}, "session/resume")
+
+    async def close_session(self, session_id: str) -> None:
+        self._require(self._described().can_close, "session/close")
+        await self._call("session/close", {"sessionId": session_id})
+
+    async def list_sessions(self, cwd: str | None = None) -> tuple[list[JsonObj], bool]:
+        """All pages of session/list. Returns (sessions, complete).
+
+        `complete` is False when the agent repeated a cursor or exceeded the page
+        bound: we stop instead of looping, and callers must not treat absent
+        sessions as gone.
+        """
+        self._require(self._described().can_list, "session/list")
+        sessions: list[JsonObj] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            params: JsonObj = {}
+            if cwd is not None:
+                params["cwd"] = cwd
+            if cursor is not None:
+                params["cursor"] = cursor
+            page = _obj(await self._call("session/list", params), "session/list")
+            items = page.get("sessions")
+            if isinstance(items, list):
+                sessions.extend(
+                    s for s in items if isinstance(s, dict) and isinstance(s.get("sessionId"), str)
+                )
+            nxt = page.get("nextCursor")
+            if not isinstance(nxt, str) or not nxt:
+                return sessions, True
+            if nxt in seen:
+                log.warning("session/list repeated cursor %r; stopped after %d pages", nxt, len(seen) + 1)
+                return sessions, False
+            seen.add(nxt)
+            cursor = nxt
+        return sessions, False
+
+    async def prompt(self, session_id: str, blocks: list[JsonObj], meta: JsonObj | None = None) -> JsonObj:
+        params: JsonObj = {"sessionId": session_id, "prompt": blocks}
+        if meta:
+            params["_meta"] = meta
+        # A turn may run for a long time; cancel is the way to stop it.
+        return _obj(await self._call("session/prompt", params, None), "session/prompt")
+
+    async def cancel(self, session_id: str) -> None:
+        await self._conn().notify("session/cancel", {"sessionId": session_id})
+
+    async def set_mode(self, session_id: str, mode_id: str) -> JsonObj:
+        result = await self._call("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+        return result if isinstance(result, dict) else {}
+
+    async def set_config_option(self, session_id: str, config_id: str, value: Any) -> JsonObj:
+        params: JsonObj = {"sessionId": session_id, "configId": config_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        return _obj(await self._call("session/set_config_option", params), "session/set_config_option")
+
+    async def set_model_legacy(self, session_id: str, model_id: str) -> JsonObj:
+        """`session/set_model`, removed from the spec; only for agents that still offer it."""
+        result = await self._call("session/set_model", {"sessionId": session_id, "modelId": model_id})
+        return result if isinstance(result, dict) else {}

@@ -1,0 +1,354 @@
+"""Newline-delimited JSON-RPC 2.0 over a byte stream pair (ACP's transport).
+
+One reader task parses frames. Responses resolve their waiters at once;
+notifications and incoming requests go through one queue that a single
+dispatcher drains, so the layer above sees them strictly in arrival order.
+Incoming requests are *started* in that order but run as their own tasks:
+a permission request may wait minutes for the user while updates keep flowing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from .errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    REQUEST_CANCELLED,
+    AcpError,
+    ConnectionClosed,
+    MethodNotFound,
+    RequestTimeout,
+    remote_error,
+)
+
+log = logging.getLogger(__name__)
+
+CANCEL_METHOD = "$/cancel_request"
+DEFAULT_MAX_FRAME = 64 * 1024 * 1024
+_READ_CHUNK = 256 * 1024
+
+NotificationHandler = Callable[[str, Any], Awaitable[None]]
+RequestHandler = Callable[[str, Any], Awaitable[Any]]
+
+
+class ByteSink(Protocol):
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+    def is_closing(self) -> bool: ...
+
+
+class _Incoming:
+    """A notification or request waiting in the ordered queue."""
+
+    __slots__ = ("method", "params", "request_id")
+
+    def __init__(self, method: str, params: Any, request_id: Any = None) -> None:
+        self.method = method
+        self.params = params
+        self.request_id = request_id
+
+
+_EOF = object()
+
+
+class FrameStats:
+    """Counters that tests and diagnostics read; cheap to keep."""
+
+    def __init__(self) -> None:
+        self.frames_in = 0
+        self.frames_out = 0
+        self.skipped_oversize = 0
+        self.skipped_invalid = 0
+        self.unknown_responses = 0
+
+
+class JsonRpcConnection:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: ByteSink,
+        *,
+        on_notification: NotificationHandler,
+        on_request: RequestHandler,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME,
+        queue_size: int = 4096,
+        name: str = "agent",
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._on_notification = on_notification
+        self._on_request = on_request
+        self._max_frame = max_frame_bytes
+        self._name = name
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._pending_methods: dict[int, str] = {}
+        # Bounded: a flood fills it, the reader waits, and the agent's pipe
+        # gives it back-pressure instead of our memory growing without bound.
+        self._queue: asyncio.Queue[_Incoming | object] = asyncio.Queue(queue_size)
+        self._incoming_tasks: dict[Any, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._closed = asyncio.Event()
+        self._close_reason = "the agent connection is closed"
+        self.stats = FrameStats()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self._spawn(self._read_loop(), "reader")
+        self._spawn(self._dispatch_loop(), "dispatcher")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    async def aclose(self) -> None:
+        """Stop reading, fail every waiter, cancel and await every task we own."""
+        self._mark_closed("the agent connection was closed by the sidecar")
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        task.set_name(f"jsonrpc-{self._name}-{name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("task %s failed", task.get_name(), exc_info=task.exception())
+
+    def _mark_closed(self, reason: str) -> None:
+        if self._closed.is_set():
+            return
+        self._close_reason = reason
+        self._closed.set()
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.set_exception(ConnectionClosed(reason))
+        self._pending.clear()
+        self._pending_methods.clear()
+
+    # ------------------------------------------------------------------ sending
+    async def _send(self, obj: dict[str, Any]) -> None:
+        if self._closed.is_set() or self._writer.is_closing():
+            raise ConnectionClosed(self._close_reason)
+        data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+        try:
+            self._writer.write(data + b"\n")
+            await self._writer.drain()
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            self._mark_closed(f"writing to the agent failed: {exc}")
+            raise ConnectionClosed(self._close_reason) from exc
+        self.stats.frames_out += 1
+
+    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """Send a request and wait for its result; errors raise typed AcpErrors.
+
+        Cancelling the caller sends `$/cancel_request` so the agent can stop too.
+        """
+        request_id = next(self._ids)
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = fut
+        self._pending_methods[request_id] = method
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        try:
+            await self._send(msg)
+            if timeout is None:
+                return await fut
+            try:
+                return await asyncio.wait_for(asyncio.shield(fut), timeout)
+            except TimeoutError:
+                await self._cancel_remote(request_id)
+                raise RequestTimeout(method, timeout) from None
+        except asyncio.CancelledError:
+            await asyncio.shield(self._cancel_remote(request_id))
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            self._pending_methods.pop(request_id, None)
+
+    async def _cancel_remote(self, request_id: int) -> None:
+        fut = self._pending.get(request_id)
+        if fut is None or fut.done() or self.closed:
+            return
+        with contextlib.suppress(AcpError):
+            await self.notify(CANCEL_METHOD, {"requestId": request_id})
+
+    async def notify(self, method: str, params: Any) -> None:
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        await self._send(msg)
+
+    # ------------------------------------------------------------------ reading
+    async def _read_loop(self) -> None:
+        buf = bytearray()
+        discarding = False  # inside an oversize frame: drop bytes up to its newline
+        try:
+            while True:
+                chunk = await self._reader.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                start = 0
+                while True:
+                    nl = chunk.find(b"\n", start)
+                    if nl < 0:
+                        if not discarding:
+                            buf += chunk[start:]
+                            if len(buf) > self._max_frame:
+                                self._oversize(len(buf))
+                                buf.clear()
+                                discarding = True
+                        break
+                    if discarding:
+                        discarding = False
+                    else:
+                        buf += chunk[start:nl]
+                        if len(buf) > self._max_frame:
+                            self._oversize(len(buf))
+                        elif buf.strip():
+                            await self._handle_line(bytes(buf))
+                        buf.clear()
+                    start = nl + 1
+            if buf.strip() and not discarding:
+                await self._handle_line(bytes(buf))
+            self._mark_closed(f"the {self._name} closed its output")
+        except (ConnectionError, OSError) as exc:
+            self._mark_closed(f"reading from the {self._name} failed: {exc}")
+        finally:
+            # Wake the dispatcher so it finishes after everything already queued.
+            with contextlib.suppress(asyncio.QueueFull):
+                self._queue.put_nowait(_EOF)
+
+    def _oversize(self, size: int) -> None:
+        self.stats.skipped_oversize += 1
+        log.warning(
+            "%s sent a frame over %d bytes (%d seen); skipped, connection kept",
+            self._name,
+            self._max_frame,
+            size,
+        )
+
+    async def _handle_line(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            self.stats.skipped_invalid += 1
+            log.warning("%s sent invalid JSON (%s): %.200r; skipped", self._name, exc, line)
+            return
+        if not isinstance(msg, dict):
+            self.stats.skipped_invalid += 1
+            log.warning("%s sent a non-object frame: %.200r; skipped", self._name, line)
+            return
+        self.stats.frames_in += 1
+        method = msg.get("method")
+        if isinstance(method, str):
+            if "id" in msg:
+                await self._queue.put(_Incoming(method, msg.get("params"), msg["id"]))
+            elif method == CANCEL_METHOD:
+                self._cancel_incoming(msg.get("params"))
+            else:
+                await self._queue.put(_Incoming(method, msg.get("params")))
+            return
+        if "id" in msg and ("result" in msg or "error" in msg):
+            self._resolve(msg)
+            return
+        if "id" in msg and msg["id"] is not None:
+            # A request we cannot parse: tell the agent instead of leaving it waiting.
+            await self._reply_error(msg["id"], AcpError(INVALID_REQUEST, "invalid request"))
+        self.stats.skipped_invalid += 1
+        log.warning("%s sent a frame that is not JSON-RPC: %.200r; skipped", self._name, line)
+
+    def _resolve(self, msg: dict[str, Any]) -> None:
+        request_id = msg.get("id")
+        fut = self._pending.get(request_id) if isinstance(request_id, int) else None
+        if fut is None or fut.done():
+            self.stats.unknown_responses += 1
+            log.warning("%s answered an unknown or finished request id %r", self._name, request_id)
+            return
+        if "error" in msg and msg["error"] is not None:
+            fut.set_exception(remote_error(msg["error"]))
+        else:
+            fut.set_result(msg.get("result"))
+
+    def _cancel_incoming(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        task = self._incoming_tasks.get(_id_key(request_id))
+        if task is not None:
+            task.cancel()
+
+    # ------------------------------------------------------------------ dispatch
+    async def _dispatch_loop(self) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is _EOF:
+                return
+            assert isinstance(item, _Incoming)
+            if item.request_id is None:
+                try:
+                    await self._on_notification(item.method, item.params)
+                except Exception:
+                    log.exception("handling %s from %s failed", item.method, self._name)
+            else:
+                key = _id_key(item.request_id)
+                task = self._spawn(self._serve(item), f"serve-{item.method}")
+                self._incoming_tasks[key] = task
+                task.add_done_callback(self._forget_incoming(key))
+
+    def _forget_incoming(self, key: Any) -> Callable[[asyncio.Task[Any]], None]:
+        def forget(_task: asyncio.Task[Any]) -> None:
+            self._incoming_tasks.pop(key, None)
+
+        return forget
+
+    async def _serve(self, item: _Incoming) -> None:
+        """Run one incoming request and answer it exactly once, whatever happens."""
+        try:
+            result = await self._on_request(item.method, item.params)
+        except asyncio.CancelledError:
+            if self.closed:
+                raise
+            await self._reply_error(item.request_id, AcpError(REQUEST_CANCELLED, "request cancelled"))
+            return
+        except AcpError as exc:
+            await self._reply_error(item.request_id, exc)
+            return
+        except Exception as exc:
+            log.exception("handler for %s failed", item.method)
+            await self._reply_error(item.request_id, AcpError(INTERNAL_ERROR, f"client error: {exc}"))
+            return
+        with contextlib.suppress(ConnectionClosed):
+            await self._send({"jsonrpc": "2.0", "id": item.request_id, "result": result})
+
+    async def _reply_error(self, request_id: Any, error: AcpError) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self._send({"jsonrpc": "2.0", "id": request_id, "error": error.to_json()})
+
+
+def _id_key(request_id: Any) -> Any:
+    # Ids may be strings or numbers; both are hashable as JSON gives them.
+    return request_id if isinstance(request_id, int | str) else repr(request_id)
+
+
+__all__ = ["CANCEL_METHOD", "JsonRpcConnection", "MethodNotFound"]

@@ -1,0 +1,1 @@
+"""The session engine: sessions, turns, titles glue; knows nothing of LSP."""

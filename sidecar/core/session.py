@@ -1,0 +1,142 @@
+"""One ACP session as the sidecar tracks it: turns, permissions, transcript, state."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .transcript import Transcript
+from .turns import Turn, TurnState
+
+JsonObj = dict[str, Any]
+
+
+@dataclass(eq=False)
+class PermissionRequest:
+    """A `session/request_permission` waiting for an answer from the user or a policy."""
+
+    request_id: str
+    session_id: str
+    turn_id: str | None
+    tool_call: JsonObj
+    options: list[JsonObj]
+    future: asyncio.Future[JsonObj]
+
+    @property
+    def title(self) -> str:
+        title = self.tool_call.get("title")
+        return title if isinstance(title, str) and title else "the agent asks for permission"
+
+    @property
+    def kind(self) -> str | None:
+        kind = self.tool_call.get("kind")
+        return kind if isinstance(kind, str) else None
+
+    def option(self, option_id: str) -> JsonObj | None:
+        return next((o for o in self.options if o.get("optionId") == option_id), None)
+
+    def first_of(self, *kinds: str) -> JsonObj | None:
+        for kind in kinds:
+            found = next((o for o in self.options if o.get("kind") == kind), None)
+            if found is not None:
+                return found
+        return None
+
+    def resolve(self, outcome: JsonObj) -> bool:
+        if self.future.done():
+            return False
+        self.future.set_result({"outcome": outcome})
+        return True
+
+
+@dataclass(eq=False)
+class Session:
+    session_id: str
+    cwd: str
+    additional_dirs: list[str] = field(default_factory=list)
+    modes: JsonObj | None = None
+    config_options: list[JsonObj] = field(default_factory=list)
+    legacy_models: JsonObj | None = None
+    transcript: Transcript = field(default_factory=Transcript)
+    queue: deque[Turn] = field(default_factory=deque)
+    current: Turn | None = None
+    permissions: dict[str, PermissionRequest] = field(default_factory=dict)
+    # Bumped per prompt sent: updates are attributed to the in-flight generation only.
+    generation: int = 0
+    # Which agent process generation this session is attached to (restart detection).
+    attached_to: int = -1
+    replaying: bool = False
+    runner: asyncio.Task[None] | None = None
+    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+    first_prompt_seen: bool = False
+
+    @property
+    def roots(self) -> list[str]:
+        return [self.cwd, *self.additional_dirs]
+
+    @property
+    def mode_id(self) -> str | None:
+        if self.transcript.mode_id:
+            return self.transcript.mode_id
+        if self.modes and isinstance(self.modes.get("currentModeId"), str):
+            return str(self.modes["currentModeId"])
+        return None
+
+    @property
+    def mode_name(self) -> str | None:
+        mode_id = self.mode_id
+        available = (self.modes or {}).get("availableModes")
+        if isinstance(available, list):
+            for mode in available:
+                if isinstance(mode, dict) and mode.get("id") == mode_id and isinstance(mode.get("name"), str):
+                    return str(mode["name"])
+        return mode_id
+
+    def model_option(self) -> JsonObj | None:
+        return next((o for o in self.config_options if o.get("category") == "model"), None)
+
+    @property
+    def model_name(self) -> str | None:
+        option = self.model_option()
+        if option is not None:
+            value = option.get("currentValue")
+            for choice in _flat_choices(option.get("options")):
+                if choice.get("value") == value and isinstance(choice.get("name"), str):
+                    return str(choice["name"])
+            return value if isinstance(value, str) else None
+        if self.legacy_models is not None:
+            current = self.legacy_models.get("currentModelId")
+            for model in self.legacy_models.get("availableModels") or []:
+                if (
+                    isinstance(model, dict)
+                    and model.get("modelId") == current
+                    and isinstance(model.get("name"), str)
+                ):
+                    return str(model["name"])
+            return current if isinstance(current, str) else None
+        return None
+
+    def state(self) -> str:
+        if self.permissions:
+            return "waiting_permission"
+        if self.current is not None:
+            return "cancelling" if self.current.state is TurnState.CANCELLING else "running"
+        return "idle"
+
+
+def _flat_choices(options: Any) -> list[JsonObj]:
+    """Select options may be flat or grouped; both give a flat list of {value, name}."""
+    out: list[JsonObj] = []
+    if isinstance(options, list):
+        for item in options:
+            if isinstance(item, dict) and isinstance(item.get("options"), list):
+                out.extend(o for o in item["options"] if isinstance(o, dict))
+            elif isinstance(item, dict):
+                out.append(item)
+    return out
+
+
+def choice_values(option: JsonObj) -> list[str]:
+    return [str(c["value"]) for c in _flat_choices(option.get("options")) if isinstance(c.get("value"), str)]

@@ -1,0 +1,88 @@
+"""Coalescing of consecutive text chunks, so a fast agent cannot flood the editor.
+
+Chunks of one message (same session, turn, kind, messageId, replay flag) are
+joined for at most `window` seconds or `max_chars` characters. Anything else
+flushes first, so order is kept and no text is lost. Only plain chunks are
+joined: a chunk with any field we do not know passes through untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+JsonObj = dict[str, Any]
+
+CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+_CONTENT_KEYS = frozenset({"type", "text"})
+
+Emit = Callable[[JsonObj], None]
+
+
+def _plain_text_chunk(update: JsonObj) -> str | None:
+    if update.get("sessionUpdate") not in CHUNK_KINDS or not _CHUNK_KEYS.issuperset(update):
+        return None
+    content = update.get("content")
+    if (
+        not isinstance(content, dict)
+        or content.get("type") != "text"
+        or not _CONTENT_KEYS.issuperset(content)
+    ):
+        return None
+    text = content.get("text")
+    return text if isinstance(text, str) else None
+
+
+class Coalescer:
+    def __init__(self, emit: Emit, window: float = 0.02, max_chars: int = 32 * 1024) -> None:
+        self._emit = emit
+        self.window = window
+        self.max_chars = max_chars
+        self._key: tuple[Any, ...] | None = None
+        self._head: JsonObj | None = None
+        self._parts: list[str] = []
+        self._size = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self.chunks_in = 0
+        self.notifications_out = 0
+
+    def push(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+        self.chunks_in += 1
+        text = _plain_text_chunk(update)
+        if text is None:
+            self.flush()
+            self._send(session_id, turn_id, replay, update)
+            return
+        key = (session_id, turn_id, replay, update.get("sessionUpdate"), update.get("messageId"))
+        if key != self._key:
+            self.flush()
+            self._key = key
+            self._head = {"sessionId": session_id, "turnId": turn_id, "replay": replay, "update": update}
+            self._timer = asyncio.get_running_loop().call_later(self.window, self.flush)
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= self.max_chars:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        head = self._head
+        if head is None:
+            return
+        update: JsonObj = head["update"]
+        if len(self._parts) > 1:
+            update = dict(update)
+            update["content"] = {"type": "text", "text": "".join(self._parts)}
+        self._key = None
+        self._head = None
+        self._parts = []
+        self._size = 0
+        self._send(head["sessionId"], head["turnId"], head["replay"], update)
+
+    def _send(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+        self.notifications_out += 1
+        self._emit({"sessionId": session_id, "turnId": turn_id, "replay": replay, "update": update})

@@ -1,0 +1,117 @@
+"""Code actions: ask about a selection, fix a diagnostic, apply an agent edit, answer a permission."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+if TYPE_CHECKING:
+    from ..core.engine import Engine
+    from .server import AcpLanguageServer
+
+MAX_DIAGNOSTIC_TITLE = 80
+
+
+def _range_json(rng: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": rng.start.line, "character": rng.start.character},
+        "end": {"line": rng.end.line, "character": rng.end.character},
+    }
+
+
+def code_actions(
+    ls: AcpLanguageServer, engine: Engine, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    rng = params.range
+    actions: list[types.CodeAction] = []
+    if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
+        actions.append(
+            types.CodeAction(
+                title="Ask agent about selection",
+                kind=types.CodeActionKind.Empty,
+                command=types.Command(
+                    title="Ask agent about selection",
+                    command="acp.prompt",
+                    arguments=[{"text": "Explain the selected code.", "uri": uri, "range": _range_json(rng)}],
+                ),
+            )
+        )
+    for diagnostic in params.context.diagnostics:
+        message = ls.clean(diagnostic.message, MAX_DIAGNOSTIC_TITLE)
+        actions.append(
+            types.CodeAction(
+                title=f"Ask agent to fix: {message}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                command=types.Command(
+                    title=f"Ask agent to fix: {message}",
+                    command="acp.prompt",
+                    arguments=[
+                        {
+                            "text": f"Fix this problem: {diagnostic.message}",
+                            "uri": uri,
+                            "range": _range_json(diagnostic.range),
+                        }
+                    ],
+                ),
+            )
+        )
+    actions.extend(_edit_actions(ls, engine, uri))
+    actions.extend(_permission_actions(ls, engine))
+    return actions
+
+
+def _edit_actions(ls: AcpLanguageServer, engine: Engine, uri: str) -> list[types.CodeAction]:
+    from .features import diff_edit
+
+    path = to_fs_path(uri)
+    if not path:
+        return []
+    real = os.path.realpath(path)
+    actions: list[types.CodeAction] = []
+    for session, call_id, call in engine.pending_edits():
+        diffs = session.transcript.diff_for(call_id)
+        if not any(os.path.realpath(str(d.get("path"))) == real for d in diffs):
+            continue
+        title = ls.clean(str(call.get("title") or call_id), 80)
+        preview = None
+        caps = ls.client_caps()
+        if caps.code_action_literals and len(diffs) == 1:
+            preview = diff_edit(ls, diffs[0])
+        actions.append(
+            types.CodeAction(
+                title=f"Apply agent edit: {title}",
+                kind=types.CodeActionKind.QuickFix,
+                edit=preview,
+                command=types.Command(
+                    title=f"Apply agent edit: {title}",
+                    command="acp.edit.apply",
+                    arguments=[{"sessionId": session.session_id, "toolCallId": call_id}],
+                ),
+            )
+        )
+    return actions
+
+
+def _permission_actions(ls: AcpLanguageServer, engine: Engine) -> list[types.CodeAction]:
+    actions: list[types.CodeAction] = []
+    for request in engine.pending_permissions():
+        what = ls.clean(request.title, 60)
+        for option in request.options:
+            name = ls.clean(str(option.get("name") or option.get("optionId")), 40)
+            actions.append(
+                types.CodeAction(
+                    title=f"Agent permission: {name} — {what}",
+                    kind=types.CodeActionKind.QuickFix,
+                    command=types.Command(
+                        title=f"{name}: {what}",
+                        command="acp.permission.respond",
+                        arguments=[{"requestId": request.request_id, "optionId": option.get("optionId")}],
+                    ),
+                )
+            )
+    return actions

@@ -1,0 +1,315 @@
+"""LSP handlers: lifecycle, workspace/executeCommand, textDocument/codeAction."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+from ..acp.errors import AcpError
+from ..core import errors
+from ..core.engine import Engine, PromptContext
+from .code_actions import code_actions
+from .edits import whole_file_edit
+from .options import parse_options
+from .server import AcpLanguageServer
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+Handler = Callable[[AcpLanguageServer, JsonObj], Awaitable[Any]]
+
+# command -> (handler, key that a single positional string argument fills)
+COMMANDS: dict[str, tuple[Handler, str | None]] = {}
+
+
+def command(name: str, shortcut: str | None = None) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = (fn, shortcut)
+        return fn
+
+    return register
+
+
+def _args(name: str, shortcut: str | None, raw: tuple[Any, ...]) -> JsonObj:
+    """One JSON object argument, or the positional shortcut for editors that pass plain values."""
+    if not raw:
+        return {}
+    if len(raw) == 1 and isinstance(raw[0], dict):
+        return dict(raw[0])
+    if len(raw) == 1 and raw[0] is None:
+        return {}
+    if shortcut is not None and len(raw) == 1 and isinstance(raw[0], str):
+        return {shortcut: raw[0]}
+    if shortcut is not None and len(raw) > 1 and all(isinstance(a, str) for a in raw):
+        # Helix splits unquoted words: join them back into one value.
+        return {shortcut: " ".join(raw)}
+    form = f'{{...}} or "{shortcut.upper()}"' if shortcut else "{...}"
+    raise errors.invalid(f"{name} takes one argument: {form}")
+
+
+def _str_or_none(args: JsonObj, key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise errors.invalid(f"{key} must be a non-empty string")
+    return value
+
+
+def _bool(args: JsonObj, key: str) -> bool:
+    value = args.get(key, False)
+    if not isinstance(value, bool):
+        raise errors.invalid(f"{key} must be true or false")
+    return value
+
+
+def _cwd(ls: AcpLanguageServer, args: JsonObj) -> str | None:
+    cwd = _str_or_none(args, "cwd")
+    if cwd is not None:
+        return cwd
+    return ls.default_cwd(_str_or_none(args, "uri"))
+
+
+# ====================================================================== commands
+@command("acp.session.new")
+async def session_new(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    cwd = _cwd(ls, args)
+    if cwd is None:
+        raise errors.invalid("no cwd given and no workspace folder to default to")
+    return {"sessionId": await engine.new_session(cwd)}
+
+
+@command("acp.session.list")
+async def session_list(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    cwd = _str_or_none(args, "cwd")
+    refresh = _bool(args, "refresh")
+    return {"sessions": await engine.list_sessions(cwd, refresh, ls.folder_paths())}
+
+
+@command("acp.session.load", "sessionId")
+async def session_load(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    session_id = _str_or_none(args, "sessionId")
+    if session_id is None:
+        raise errors.invalid("sessionId is required")
+    return {"sessionId": await engine.load_session(session_id, _str_or_none(args, "cwd"))}
+
+
+@command("acp.prompt", "text")
+async def prompt(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    text = args.get("text")
+    uri = _str_or_none(args, "uri")
+    context = _context(ls, uri, args.get("range")) if uri else None
+    return await engine.prompt(text, _str_or_none(args, "sessionId"), _cwd(ls, args), context)
+
+
+def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptContext:
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is not None:
+        source = doc.source
+    else:
+        path = to_fs_path(uri)
+        if not path:
+            raise errors.invalid(f"uri {uri!r:.200} is not a file the sidecar can read")
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                source = fh.read()
+        except OSError as exc:
+            raise errors.invalid(f"cannot read {path}: {exc.strerror}") from None
+    if raw_range is None:
+        return PromptContext(uri=uri, text=source)
+    try:
+        rng = ls.protocol._converter.structure(raw_range, types.Range)
+    except Exception:
+        raise errors.invalid("range must be an LSP Range {start: {line, character}, end: {...}}") from None
+    lines = source.splitlines(keepends=True)
+    codec = ls.workspace.position_codec
+    start = codec.position_from_client_units(lines, rng.start)
+    end = codec.position_from_client_units(lines, rng.end)
+    if (end.line, end.character) < (start.line, start.character):
+        start, end = end, start
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def offset(pos: Any) -> int:
+        line, character = int(pos.line), int(pos.character)
+        if line >= len(lines):
+            return offsets[-1]
+        return offsets[line] + min(character, len(lines[line]))
+
+    selected = source[offset(start) : offset(end)]
+    label = f"lines {start.line + 1}-{end.line + 1}"
+    return PromptContext(uri=uri, text=selected, label=label)
+
+
+@command("acp.cancel")
+async def cancel(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    return {"cancelled": await engine.cancel(_str_or_none(args, "sessionId"))}
+
+
+@command("acp.session.rename", "title")
+async def rename(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.rename(args.get("title"), _str_or_none(args, "sessionId"))
+
+
+@command("acp.session.setMode", "modeId")
+async def set_mode(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.set_mode(args.get("modeId"), _str_or_none(args, "sessionId"))
+
+
+@command("acp.session.setModel", "modelId")
+async def set_model(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.set_model(args.get("modelId"), _str_or_none(args, "sessionId"))
+
+
+@command("acp.session.setConfigOption")
+async def set_config_option(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    if "value" not in args:
+        raise errors.invalid("value is required")
+    return await engine.set_config_option(
+        args.get("configId"), args.get("value"), _str_or_none(args, "sessionId")
+    )
+
+
+@command("acp.edit.apply")
+async def edit_apply(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    diffs = engine.tool_call_diffs(args.get("sessionId"), args.get("toolCallId"))
+    return {"applied": await apply_diffs(ls, engine, diffs)}
+
+
+async def apply_diffs(ls: AcpLanguageServer, engine: Engine, diffs: list[JsonObj]) -> bool:
+    caps = ls.client_caps()
+    if not caps.apply_edit:
+        raise errors.SidecarError(errors.CAPABILITY, "the editor does not support workspace/applyEdit")
+    for diff in diffs:
+        if _current_text(ls, diff) == diff.get("newText"):
+            continue  # already applied (e.g. by the code action's own edit preview)
+        edit = diff_edit(ls, diff)
+        if edit is None:
+            return False
+        try:
+            await ls.bridge.apply_edit(edit, "Apply agent edit")
+        except errors.SidecarError:
+            return False
+    return True
+
+
+def _current_text(ls: AcpLanguageServer, diff: JsonObj) -> str | None:
+    from pathlib import Path
+
+    path = Path(str(diff.get("path")))
+    current = ls.bridge.open_document_text(path)
+    if current is None and path.is_file():
+        current = path.read_text(encoding="utf-8", errors="replace")
+    return current
+
+
+def diff_edit(ls: AcpLanguageServer, diff: JsonObj) -> types.WorkspaceEdit | None:
+    """The WorkspaceEdit that writes a diff's newText over the current file (open buffer first)."""
+    from pathlib import Path
+
+    path = Path(str(diff.get("path")))
+    new_text = diff.get("newText")
+    if not isinstance(new_text, str):
+        return None
+    caps = ls.client_caps()
+    current = ls.bridge.open_document_text(path)
+    doc = ls.bridge._document_for(path)
+    if current is None and path.exists():
+        current = path.read_text(encoding="utf-8", errors="replace")
+    uri = doc.uri if doc is not None else path.as_uri()
+    return whole_file_edit(
+        uri,
+        current,
+        new_text,
+        ls.workspace,
+        document_changes=caps.document_changes,
+        create_ok=caps.create_files,
+    )
+
+
+@command("acp.permission.respond")
+async def permission_respond(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    engine.respond_permission(args.get("requestId"), _str_or_none(args, "optionId") or "")
+    return {}
+
+
+@command("acp.authenticate", "methodId")
+async def authenticate(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.authenticate(args.get("methodId"))
+
+
+@command("acp.status")
+async def status(ls: AcpLanguageServer, args: JsonObj) -> Any:
+    engine = ls.engine_or_raise()
+    return engine.status()
+
+
+# ====================================================================== registration
+def _make_command(name: str, fn: Handler, shortcut: str | None) -> Callable[..., Awaitable[Any]]:
+    async def run(ls: AcpLanguageServer, *raw: Any) -> Any:
+        try:
+            args = _args(name, shortcut, raw)
+            return await fn(ls, args)
+        except AcpError as exc:
+            raise JsonRpcException(message=exc.message, code=exc.code, data=exc.data) from None
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            log.exception("command %s failed", name)
+            raise JsonRpcException(message=f"{name} failed: {exc!r}", code=-32603) from None
+
+    run.__name__ = name.replace(".", "_")
+    return run
+
+
+def register(server: AcpLanguageServer) -> None:
+    for name, (fn, shortcut) in COMMANDS.items():
+        server.command(name)(_make_command(name, fn, shortcut))
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
+        ls.read_client_caps(params.capabilities)
+        ls.options, ls.option_problems = parse_options(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: AcpLanguageServer, params: types.InitializedParams) -> None:
+        for problem in ls.option_problems:
+            ls.bridge.show_message(types.MessageType.Error, f"acp-sidecar: {problem}")
+        ls.start_engine()
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AcpLanguageServer, *args: Any) -> None:
+        await ls.stop()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Empty]
+        ),
+    )
+    def code_action(ls: AcpLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        if ls.engine is None:
+            return None
+        try:
+            return code_actions(ls, ls.engine, params)
+        except Exception:
+            log.exception("code actions failed")
+            return None
