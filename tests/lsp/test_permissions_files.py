@@ -1,0 +1,276 @@
+"""Permissions (dialog, code action, policy) and file access (buffers, applyEdit, roots)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp.editor import PROFILES, Editor, open_editor
+
+SCRIPTED = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
+SCRIPTED_ARGS = ["--agent", f"{sys.executable} {SCRIPTED}"]
+
+
+async def scripted(ed: Editor, steps: list[dict[str, Any]], timeout: float = 30) -> dict[int, Any]:
+    """Run steps in the scripted agent; return {step index: {result|error}} as the agent saw them."""
+    admitted, end = await ed.prompt_and_wait(json.dumps(steps), timeout=timeout)
+    assert end["stopReason"] == "end_turn", end
+    results: dict[int, Any] = {}
+    for line in ed.text_of(admitted["turnId"]).splitlines():
+        if line.startswith("RESULT "):
+            _, index, payload = line.split(" ", 2)
+            results[int(index)] = json.loads(payload)
+    return results
+
+
+def error_of(result: dict[str, Any]) -> str:
+    assert "error" in result, result
+    return str(result["error"]["message"])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_paths_outside_the_roots_are_refused(profile: str, workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (workspace / "link.txt").symlink_to(outside)
+    (workspace / "linkdir").symlink_to(tmp_path)
+    async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        steps = [
+            {"read": f"{workspace}/../outside.txt"},
+            {"read": str(outside)},
+            {"read": str(workspace / "link.txt")},
+            {"read": str(workspace / "linkdir" / "outside.txt")},
+            {"read": "~/outside.txt"},
+            {"read": "README.md"},
+            {"read": outside.as_uri()},
+            {"read": f"{workspace}/\u0000x"},
+            {"write": f"{workspace}/../created.txt", "content": "x"},
+            {"write": str(workspace / "linkdir" / "created.txt"), "content": "x"},
+            {"read": str(workspace / "README.md")},
+        ]
+        results = await scripted(ed, steps)
+        for index in range(10):
+            assert "refused" in error_of(results[index]) or "path" in error_of(results[index]), results[index]
+        assert "outside the session" in error_of(results[0])
+        assert "not absolute" in error_of(results[5])
+        assert results[10]["result"]["content"].startswith("# Practice repo")
+        assert not (tmp_path / "created.txt").exists()
+        assert outside.read_text() == "secret\n"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_reads_come_from_unsaved_buffers(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        uri = ed.open(readme)
+        ed.change(uri, "unsaved α\nβ✓ second\nγ third\n")
+        multi = workspace / "multi.txt"
+        multi.write_text("on disk 1\non disk 2\non disk 3\n")
+        results = await scripted(
+            ed,
+            [
+                {"read": str(readme)},
+                {"read": str(readme), "line": 2, "limit": 1},
+                {"read": str(multi), "line": 2},
+                {"read": str(multi), "line": 0},
+                {"read": str(workspace / "missing.txt")},
+            ],
+        )
+        assert results[0]["result"]["content"] == "unsaved α\nβ✓ second\nγ third\n"
+        assert results[1]["result"]["content"] == "β✓ second\n"
+        assert results[2]["result"]["content"] == "on disk 2\non disk 3\n"
+        assert "line" in error_of(results[3])
+        assert "not found" in error_of(results[4])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_writes_to_open_documents_go_through_apply_edit(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        app = workspace / "src" / "app.py"
+        on_disk = app.read_text()
+        uri = ed.open(app)
+        results = await scripted(ed, [{"write": str(app), "content": "print('new')\n"}])
+        assert results[0] == {"result": {}}
+        assert app.read_text() == on_disk, "the editor owns open buffers; disk is untouched"
+        assert len(ed.applied_edits) == 1
+        edit = ed.applied_edits[0].edit
+        if edit.document_changes:
+            change = edit.document_changes[0]
+            assert change.text_document.uri == uri
+            text_edit = change.edits[0]
+        else:
+            text_edit = edit.changes[uri][0]
+        assert text_edit.new_text == "print('new')\n"
+        # The document ends with a newline: the range ends at the start of the empty last line.
+        assert (text_edit.range.end.line, text_edit.range.end.character) == (2, 0)
+        ed.apply_edits = False
+        results = await scripted(ed, [{"write": str(app), "content": "rejected\n"}])
+        assert "rejected" in error_of(results[0])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_writes_to_closed_files(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        new_file = workspace / "new" / "file.txt"
+        results = await scripted(ed, [{"write": str(new_file), "content": "hello ✓\n"}])
+        assert results[0] == {"result": {}}
+        if profile == "neovim":
+            # No documentChanges in Neovim's capabilities: an atomic write to disk.
+            assert not ed.applied_edits
+            assert new_file.read_text() == "hello ✓\n"
+            assert not [p for p in new_file.parent.iterdir() if p.name.endswith(".tmp")]
+        else:
+            assert len(ed.applied_edits) == 1
+            changes = ed.applied_edits[0].edit.document_changes
+            assert isinstance(changes[0], types.CreateFile)
+            assert changes[1].edits[0].new_text == "hello ✓\n"
+
+
+def _option_titles(params: types.ShowMessageRequestParams) -> list[str]:
+    return [a.title for a in params.actions or []]
+
+
+@pytest.mark.parametrize("profile", ["neovim", "vscode"])
+async def test_permission_by_dialog(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        results = await scripted(ed, [{"permission": "execute"}])
+        assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
+        assert _option_titles(ed.message_requests[0]) == ["Allow", "Reject"]
+        ed.permission_choice = None  # the user dismisses the dialog: counts as reject
+        results = await scripted(ed, [{"permission": "execute"}])
+        assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "no"}
+
+
+async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        uri = ed.open(workspace / "README.md")
+        admitted = await ed.command("acp.prompt", json.dumps([{"permission": "execute"}]))
+        await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
+        assert not ed.message_requests, "Helix 25.07 has no showMessageRequest"
+        assert any("permission" in m.message for m in ed.client.messages)
+        actions = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        permission = [a for a in actions or [] if a.command and a.command.command == "acp.permission.respond"]
+        assert [a.command.arguments[0]["optionId"] for a in permission] == ["yes", "no"]
+        chosen = permission[1].command
+        await ed.command(chosen.command, *chosen.arguments)
+        await ed.wait_turn_end(admitted["turnId"])
+        assert '"optionId": "no"' in ed.text_of(admitted["turnId"])
+
+
+@pytest.mark.parametrize(
+    ("policy", "kind", "expected", "asks"),
+    [
+        ("reject", "execute", "no", False),
+        ("reject", "read", "no", False),
+        ("allow_reads", "read", "yes", False),
+        ("allow_reads", "search", "yes", False),
+        ("allow_reads", "edit", "yes", True),
+    ],
+)
+async def test_permission_policies(
+    policy: str, kind: str, expected: str, asks: bool, workspace: Path, state_dir: Path
+) -> None:
+    options = {"permissions": policy}
+    async with open_editor("vscode", workspace, state_dir, init_options=options, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        results = await scripted(ed, [{"permission": kind}])
+        assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": expected}
+        assert bool(ed.message_requests) is asks
+
+
+async def test_cancel_answers_a_pending_permission_cancelled(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("vscode", workspace, state_dir) as ed:
+        ed.hold_message_requests = True
+        await ed.command("acp.session.new")
+        before = (workspace / "README.md").read_text()
+        admitted = await ed.command("acp.prompt", "#edit please")
+        await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
+        assert await ed.command("acp.cancel") == {"cancelled": True}
+        end = await ed.wait_turn_end(admitted["turnId"], timeout=10)
+        assert end["stopReason"] == "cancelled"
+        ed.hold_message_requests = False
+        await asyncio.sleep(0.3)
+        assert (workspace / "README.md").read_text() == before
+        assert not ed.applied_edits
+        assert (await ed.command("acp.status"))["state"] == "idle"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_demo_edit_allowed_and_apply_code_action(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir) as ed:
+        ed.hold_message_requests = True
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        uri = ed.open(readme)
+        admitted = await ed.command("acp.prompt", "#edit add a line")
+        await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
+        actions = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        titles = [a.title for a in actions or []]
+        assert "Ask agent about selection" in titles
+        apply = next(a for a in actions or [] if a.title.startswith("Apply agent edit: "))
+        assert apply.command is not None and apply.command.command == "acp.edit.apply"
+        assert apply.edit is not None, "the edit itself is the preview"
+        result = await ed.command("acp.edit.apply", *apply.command.arguments)
+        assert result == {"applied": True}
+        assert "Edited by the acp-sidecar demo agent" in _applied_text(ed.applied_edits[-1])
+        # Answer the permission through the code action too (works on every profile).
+        permission = [a for a in actions or [] if a.command and a.command.command == "acp.permission.respond"]
+        allow = next(a for a in permission if a.command.arguments[0]["optionId"] == "allow-once")
+        await ed.command(allow.command.command, *allow.command.arguments)
+        end = await ed.wait_turn_end(admitted["turnId"])
+        assert end["stopReason"] == "end_turn"
+        ed.hold_message_requests = False
+
+
+def _applied_text(params: types.ApplyWorkspaceEditParams) -> str:
+    edit = params.edit
+    if edit.document_changes:
+        return "".join(e.new_text for change in edit.document_changes if hasattr(change, "edits") for e in change.edits)
+    return "".join(e.new_text for edits in (edit.changes or {}).values() for e in edits)
+
+
+async def test_prompt_with_selection_context(workspace: Path, state_dir: Path) -> None:
+    for caps, kind in (("", "resource"), ("no-embedded", "resource_link")):
+        async with open_editor("helix", workspace, state_dir, env={"ACP_DEMO_CAPS": caps}) as ed:
+            app = workspace / "src" / "app.py"
+            uri = ed.open(app)
+            rng = {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 10}}
+            admitted, end = await ed.prompt_and_wait("#echo what is this?", uri=uri, range=rng)
+            assert end["stopReason"] == "end_turn"
+            echoed = [
+                u["update"]["content"]
+                for u in ed.of("acp/sessionUpdate")
+                if u["turnId"] == admitted["turnId"] and u["update"]["sessionUpdate"] == "user_message_chunk"
+            ]
+            assert any(c.get("type") == kind for c in echoed), echoed
+            if kind == "resource":
+                block = next(c for c in echoed if c["type"] == "resource")
+                assert block["resource"]["text"] == "return" and block["resource"]["uri"] == uri
+            else:
+                assert any(c.get("type") == "text" and "return" in c.get("text", "") for c in echoed)
+    assert os.path.exists(workspace)

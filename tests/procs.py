@@ -1,0 +1,52 @@
+"""Process helpers for tests: who descends from whom, who is still alive (from /proc)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def descendants(pid: int) -> set[int]:
+    children = _children_map()
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids: set[int], timeout: float = 10.0) -> set[int]:
+    """The pids still alive after waiting up to `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    left = {p for p in pids if alive(p)}
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = {p for p in left if alive(p)}
+    return left
