@@ -40,7 +40,6 @@ class StderrRing:
         self.dropped_lines = 0
 
     def add(self, line: str) -> None:
-        self.total_bytes += len(line)
         if len(line) > self.max_bytes:
             line = line[-self.max_bytes :]
         self._lines.append(line)
@@ -120,6 +119,7 @@ class AgentProcess:
             chunk = await stream.read(65536)
             if not chunk:
                 break
+            self.stderr.total_bytes += len(chunk)
             pending += chunk
             *lines, pending = pending.split(b"\n")
             if len(pending) > 65536:  # a "line" without end: flush it in pieces

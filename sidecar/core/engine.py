@@ -27,6 +27,7 @@ from ..acp import (
 )
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
+from .agent_names import AgentNames
 from .errors import SidecarError
 from .files import atomic_write, read_disk_text, resolve_inside, window
 from .session import PermissionRequest, Session, choice_values
@@ -116,6 +117,8 @@ class Engine:
         self._early_updates: dict[str, list[JsonObj]] = {}
         self._early_count = 0
         self.titles = Titling(self, options)
+        self._agent_names = AgentNames(options.state_dir)
+        self._known_name: str | None = None
         self.closed = False
 
     # ================================================================== tasks
@@ -201,6 +204,7 @@ class Engine:
         self.agent_state = "ready"
         self.agent_problem = None
         self.titles.agent_ready(self.agent_key)
+        self._agent_names.remember(self.options.agent_command, self.agent_key)
         self._watch_task = self.spawn(self._watch(client, self.agent_generation), "agent-watch")
         self.emit_status()
         self.listener.on_log("info", f"agent {self.agent.name} {self.agent.version or ''} ready".strip())
@@ -218,10 +222,9 @@ class Engine:
         await client.wait_closed()
         if self.closed or generation != self.agent_generation:
             return
-        code = await client.process.wait() if client.process.returncode is None else client.process.returncode
-        tail = " | ".join(client.process.stderr.tail(3))
+        reason = await self._exit_reason("the agent closed its connection")
         self.agent_state = "disconnected"
-        self.agent_problem = f"the agent exited (code {code})" + (f"; stderr: {tail}" if tail else "")
+        self.agent_problem = reason
         self.listener.on_log("error", self.agent_problem)
         for session in self.sessions.values():
             self._fail_session_turns(session, self.agent_problem)
@@ -238,15 +241,32 @@ class Engine:
                 session, session.queue.popleft(), None, {"code": errors.AGENT_DOWN, "message": reason}
             )
 
+    async def _exit_reason(self, fallback: str) -> str:
+        """Why the agent went away: its exit code and last stderr lines, when it has exited."""
+        client = self.client
+        if client is None:
+            return self.agent_problem or fallback
+        code = client.process.returncode
+        if code is None:
+            with contextlib.suppress(TimeoutError):
+                code = await asyncio.wait_for(client.process.wait(), 1.0)
+        if code is None:
+            return self.agent_problem or fallback
+        tail = " | ".join(client.process.stderr.tail(3))
+        return f"the agent exited (code {code})" + (f"; stderr: {tail}" if tail else "")
+
     def _stderr_line(self, line: str) -> None:
         self.listener.on_log("agent", line)
 
     @property
     def agent_key(self) -> str:
-        """The identity titles are stored under: the agent's name, else its command."""
+        """The identity titles are stored under: the agent's name (remembered per command line
+        so cached titles show while the agent is down), else the command's name."""
         if self.agent is not None and isinstance(self.agent.info.get("name"), str):
             return str(self.agent.info["name"])
-        return Path(self.options.agent_command[0]).name
+        if self._known_name is None:
+            self._known_name = self._agent_names.lookup(self.options.agent_command) or ""
+        return self._known_name or Path(self.options.agent_command[0]).name
 
     async def shutdown(self) -> None:
         if self.closed:
@@ -359,7 +379,7 @@ class Engine:
         except CapabilityMissing as exc:
             raise SidecarError(errors.CAPABILITY, exc.message) from None
         except ConnectionClosed as exc:
-            raise errors.agent_down(self.agent_problem or exc.message) from None
+            raise errors.agent_down(await self._exit_reason(exc.message)) from None
         except SidecarError:
             raise
         except AcpError as exc:

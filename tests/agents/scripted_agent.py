@@ -65,15 +65,23 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             args.update({k: step[k] for k in ("line", "limit") if k in step})
             result = await request("fs/read_text_file", args)
         elif "write" in step:
-            result = await request("fs/write_text_file", {"sessionId": sid, "path": step["write"], "content": step["content"]})
+            result = await request(
+                "fs/write_text_file", {"sessionId": sid, "path": step["write"], "content": step["content"]}
+            )
         elif "permission" in step:
-            call = {"toolCallId": f"call-{index}", "title": f"{step['permission']} something", "kind": step["permission"]}
+            call = {
+                "toolCallId": f"call-{index}",
+                "title": f"{step['permission']} something",
+                "kind": step["permission"],
+            }
             update(sid, {"sessionUpdate": "tool_call", **call, "status": "pending"})
             options = [
                 {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
                 {"optionId": "no", "name": "Reject", "kind": "reject_once"},
             ]
-            result = await request("session/request_permission", {"sessionId": sid, "toolCall": call, "options": options})
+            result = await request(
+                "session/request_permission", {"sessionId": sid, "toolCall": call, "options": options}
+            )
         elif "update" in step and "update_for" in step:
             update(step["update_for"], step["update"])
         elif "update" in step:
@@ -91,7 +99,13 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             stop = step["stop"]
         if result is not None:
             shown = {k: v for k, v in result.items() if k in ("result", "error")}
-            update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"RESULT {index} {json.dumps(shown)}\n"}})
+            update(
+                sid,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": f"RESULT {index} {json.dumps(shown)}\n"},
+                },
+            )
     send({"jsonrpc": "2.0", "id": msg_id, "result": {"stopReason": stop}})
 
 
@@ -110,12 +124,18 @@ async def main() -> None:
             continue
         params = msg.get("params") or {}
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                "protocolVersion": 1,
-                "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
-                "agentInfo": {"name": "scripted-agent", "version": "1"},
-                "authMethods": [],
-            }})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg["id"],
+                    "result": {
+                        "protocolVersion": 1,
+                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                        "agentInfo": {"name": "scripted-agent", "version": "1"},
+                        "authMethods": [],
+                    },
+                }
+            )
         elif method == "session/new":
             sid = f"scripted-{len(_sessions) + 1}"
             _sessions[sid] = params["cwd"]

@@ -18,7 +18,12 @@ from typing import Any
 
 import pytest_lsp
 from lsprotocol import types
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage, default_converter
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
@@ -171,7 +176,9 @@ class Editor:
                 types.ExecuteCommandParams(command=name, arguments=list(args))
             )
 
-    async def prompt_and_wait(self, text: str, timeout: float = 60, **extra: Any) -> tuple[dict[str, Any], Any]:
+    async def prompt_and_wait(
+        self, text: str, timeout: float = 60, **extra: Any
+    ) -> tuple[dict[str, Any], Any]:
         admitted = await self.command("acp.prompt", {"text": text, **extra})
         end = await self.wait_turn_end(admitted["turnId"], timeout)
         return admitted, end

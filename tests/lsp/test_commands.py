@@ -115,7 +115,9 @@ async def test_positional_shortcuts(profile: str, workspace: Path, state_dir: Pa
         assert (await ed.command("acp.status"))["sessionId"] == sid
 
 
-async def test_config_option_and_model_switch_during_a_running_prompt(workspace: Path, state_dir: Path) -> None:
+async def test_config_option_and_model_switch_during_a_running_prompt(
+    workspace: Path, state_dir: Path
+) -> None:
     async with open_editor("vscode", workspace, state_dir) as ed:
         await ed.command("acp.session.new")
         result = await ed.command("acp.session.setConfigOption", {"configId": "verbosity", "value": "terse"})
@@ -179,7 +181,9 @@ async def test_queue_full_is_a_clear_error_and_loses_nothing(workspace: Path, st
             assert len([t for t in ed.turn_events(q["turnId"]) if t["state"] == "ended"]) == 1
 
 
-async def test_invalid_initialization_options_are_reported_and_defaulted(workspace: Path, state_dir: Path) -> None:
+async def test_invalid_initialization_options_are_reported_and_defaulted(
+    workspace: Path, state_dir: Path
+) -> None:
     options = {
         "permissions": "sometimes",
         "rename": {"timeoutMs": "soon", "fallback": "revert"},

@@ -36,7 +36,9 @@ def error_of(result: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-async def test_paths_outside_the_roots_are_refused(profile: str, workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+async def test_paths_outside_the_roots_are_refused(
+    profile: str, workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     (workspace / "link.txt").symlink_to(outside)
@@ -93,7 +95,9 @@ async def test_reads_come_from_unsaved_buffers(profile: str, workspace: Path, st
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-async def test_writes_to_open_documents_go_through_apply_edit(profile: str, workspace: Path, state_dir: Path) -> None:
+async def test_writes_to_open_documents_go_through_apply_edit(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
     async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
         await ed.command("acp.session.new")
         app = workspace / "src" / "app.py"
@@ -164,7 +168,9 @@ async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Pa
         actions = await ed.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+                range=types.Range(
+                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                ),
                 context=types.CodeActionContext(diagnostics=[]),
             )
         )
@@ -190,7 +196,9 @@ async def test_permission_policies(
     policy: str, kind: str, expected: str, asks: bool, workspace: Path, state_dir: Path
 ) -> None:
     options = {"permissions": policy}
-    async with open_editor("vscode", workspace, state_dir, init_options=options, extra_args=SCRIPTED_ARGS) as ed:
+    async with open_editor(
+        "vscode", workspace, state_dir, init_options=options, extra_args=SCRIPTED_ARGS
+    ) as ed:
         await ed.command("acp.session.new")
         results = await scripted(ed, [{"permission": kind}])
         assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": expected}
@@ -215,7 +223,9 @@ async def test_cancel_answers_a_pending_permission_cancelled(workspace: Path, st
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-async def test_demo_edit_allowed_and_apply_code_action(profile: str, workspace: Path, state_dir: Path) -> None:
+async def test_demo_edit_allowed_and_apply_code_action(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
     async with open_editor(profile, workspace, state_dir) as ed:
         ed.hold_message_requests = True
         await ed.command("acp.session.new")
@@ -226,7 +236,9 @@ async def test_demo_edit_allowed_and_apply_code_action(profile: str, workspace: 
         actions = await ed.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
+                range=types.Range(
+                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)
+                ),
                 context=types.CodeActionContext(diagnostics=[]),
             )
         )
@@ -250,7 +262,9 @@ async def test_demo_edit_allowed_and_apply_code_action(profile: str, workspace: 
 def _applied_text(params: types.ApplyWorkspaceEditParams) -> str:
     edit = params.edit
     if edit.document_changes:
-        return "".join(e.new_text for change in edit.document_changes if hasattr(change, "edits") for e in change.edits)
+        return "".join(
+            e.new_text for change in edit.document_changes if hasattr(change, "edits") for e in change.edits
+        )
     return "".join(e.new_text for edits in (edit.changes or {}).values() for e in edits)
 
 

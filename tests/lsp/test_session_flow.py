@@ -76,7 +76,9 @@ async def test_cancel_mid_stream(profile: str, workspace: Path, state_dir: Path)
         admitted = await ed.command("acp.prompt", {"text": "#chunks=200 #slow=50 long"})
         await ed.wait_for(
             "acp/sessionUpdate",
-            lambda u: u["turnId"] == admitted["turnId"] and u["update"]["sessionUpdate"] == "agent_message_chunk",
+            lambda u: (
+                u["turnId"] == admitted["turnId"] and u["update"]["sessionUpdate"] == "agent_message_chunk"
+            ),
         )
         assert await ed.command("acp.cancel", {}) == {"cancelled": True}
         end = await ed.wait_turn_end(admitted["turnId"], timeout=10)
@@ -101,7 +103,9 @@ async def test_unknown_update_kind_passes_through(profile: str, workspace: Path,
         assert len(extra) == 1 and extra[0]["sessionUpdate"] == "agent_message_chunk"
 
 
-async def test_coalescing_keeps_every_character_in_order(profile: str, workspace: Path, state_dir: Path) -> None:
+async def test_coalescing_keeps_every_character_in_order(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
     async with open_editor(profile, workspace, state_dir) as ed:
         await ed.command("acp.session.new", {})
         admitted, end = await ed.prompt_and_wait("#chunks=3000 flood", timeout=60)
