@@ -211,18 +211,19 @@ class Titling:
                 max_length=max_len,
             ),
         )
-        if rec is not None or title is not UNSET:
-            self._after_agent_title(session, title)
-            if rec is not None:
-                self._emit(rec)
+        if not self._after_agent_title(session, title) and rec is not None:
+            self._emit(rec)
 
-    def _after_agent_title(self, session: Session, title: Any) -> None:
+    def _after_agent_title(self, session: Session, title: Any) -> bool:
+        """Settle a pending rename with the agent's title; True when it did (and told the editor)."""
         if title is UNSET or not self.tracker.pending(session.session_id):
-            return
+            return False
         clean = sanitize_text(title, self.options.titles_max_length) if isinstance(title, str) else None
         outcome = self.tracker.on_agent_title(session.session_id, clean)
-        if outcome is not None:
-            self._finish_rename(session, outcome)
+        if outcome is None:
+            return False
+        self._finish_rename(session, outcome)
+        return True
 
     # ------------------------------------------------------------------ rename
     def validate_user_title(self, title: object) -> str:
