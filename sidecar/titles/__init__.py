@@ -1,0 +1,90 @@
+"""Session titles: sanitizing, provenance rules, the rename flow and the
+SQLite cache. A leaf library: it knows nothing of LSP, ACP transport or the
+session core, which call into it."""
+
+from .meta import (
+    DEFAULT_MAX_META_BYTES,
+    DEFAULT_MAX_META_DEPTH,
+    MetaError,
+    MetaTooDeep,
+    MetaTooLarge,
+    check_meta,
+    merge_meta,
+    sanitize_meta_for_display,
+)
+from .model import (
+    ListedSession,
+    RenameFallback,
+    RenameState,
+    TitleRecord,
+    TitleSource,
+    iso_now,
+    parse_timestamp,
+)
+from .rename import PendingRename, RenameOutcome, RenameTracker
+from .rules import (
+    UNSET,
+    Unset,
+    apply_agent_info,
+    apply_fallback,
+    apply_listed,
+    apply_rename_outcome,
+    apply_user_title,
+    clear_pending,
+    mark_missing,
+    new_record,
+    session_info_fields,
+    set_pending,
+)
+from .sanitize import (
+    DEFAULT_MAX_LENGTH,
+    ELLIPSIS,
+    InvalidTitle,
+    fallback_title,
+    sanitize_text,
+    validate_user_title,
+)
+from .store import MIGRATIONS, SCHEMA_VERSION, StoreUnavailable, TitleStore
+
+__all__ = [
+    "DEFAULT_MAX_LENGTH",
+    "DEFAULT_MAX_META_BYTES",
+    "DEFAULT_MAX_META_DEPTH",
+    "ELLIPSIS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "UNSET",
+    "InvalidTitle",
+    "ListedSession",
+    "MetaError",
+    "MetaTooDeep",
+    "MetaTooLarge",
+    "PendingRename",
+    "RenameFallback",
+    "RenameOutcome",
+    "RenameState",
+    "RenameTracker",
+    "StoreUnavailable",
+    "TitleRecord",
+    "TitleSource",
+    "TitleStore",
+    "Unset",
+    "apply_agent_info",
+    "apply_fallback",
+    "apply_listed",
+    "apply_rename_outcome",
+    "apply_user_title",
+    "check_meta",
+    "clear_pending",
+    "fallback_title",
+    "iso_now",
+    "mark_missing",
+    "merge_meta",
+    "new_record",
+    "parse_timestamp",
+    "sanitize_meta_for_display",
+    "sanitize_text",
+    "session_info_fields",
+    "set_pending",
+    "validate_user_title",
+]

@@ -1,0 +1,562 @@
+"""The title cache: SQLite in WAL mode, shared by every sidecar of a user.
+
+Several editors run several sidecars against one file at once, so every
+read-modify-write is one ``BEGIN IMMEDIATE`` transaction: the write lock is
+taken before the read, so no two processes can interleave between reading a
+record and writing it back (a deferred ``BEGIN`` fails with "database is
+locked" under contention, see FIELD-NOTES.md). A busy timeout covers normal
+waits; a bounded retry loop covers the cases where SQLite answers busy
+without waiting.
+
+A broken cache must never stop the sidecar: a corrupt file is moved aside
+and replaced, an unusable location falls back to memory
+(:meth:`TitleStore.open_or_memory`), and a failed write raises
+:class:`StoreUnavailable` for the caller to report while reads keep working.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .model import ListedSession, RenameState, TitleRecord, TitleSource
+from .rules import apply_listed, mark_missing
+from .sanitize import DEFAULT_MAX_LENGTH
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreUnavailable", "TitleStore"]
+
+T = TypeVar("T")
+
+# Migration N (1-based) brings a database from user_version N-1 to N. Append
+# only: a released step is never edited, since databases in the field have
+# already run it.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # v1: the table. sort_at is the parsed updatedAt (else our change time),
+    # so sessions of agents in different time zones order as instants.
+    (
+        """
+        CREATE TABLE titles (
+            agent TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            cwd TEXT,
+            title TEXT,
+            title_source TEXT,
+            updated_at TEXT,
+            sort_at REAL NOT NULL,
+            meta TEXT,
+            pending_title TEXT,
+            missing INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            changed_at REAL NOT NULL,
+            PRIMARY KEY (agent, session_id)
+        ) WITHOUT ROWID
+        """,
+        "CREATE INDEX titles_by_cwd ON titles (agent, cwd)",
+        "CREATE INDEX titles_by_time ON titles (agent, sort_at DESC)",
+    ),
+    # v2: how the last rename ended, so it survives a restart.
+    ("ALTER TABLE titles ADD COLUMN rename_state TEXT",),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_COLUMNS = (
+    "agent",
+    "session_id",
+    "cwd",
+    "title",
+    "title_source",
+    "updated_at",
+    "sort_at",
+    "meta",
+    "pending_title",
+    "rename_state",
+    "missing",
+    "created_at",
+    "changed_at",
+)
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM titles"
+_UPSERT = (
+    f"INSERT INTO titles ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+    " ON CONFLICT (agent, session_id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[2:])
+)
+
+# SQLite primary result codes (the low byte of an extended code).
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+_SQLITE_CORRUPT = 11
+_SQLITE_CANTOPEN = 14
+_SQLITE_NOTADB = 26
+
+_MAX_ATTEMPTS = 8
+
+
+class StoreUnavailable(RuntimeError):
+    """The cache cannot be read or written; the message is for the user."""
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def _code(exc: sqlite3.Error) -> int:
+    return int(getattr(exc, "sqlite_errorcode", -1)) & 0xFF
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in str(exc)
+
+
+def _is_corrupt(exc: sqlite3.Error) -> bool:
+    if _code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
+        return True
+    # Plain DatabaseError (not Operational) is how "not a database" and
+    # "malformed" surface when the error code is unavailable.
+    return type(exc) is sqlite3.DatabaseError
+
+
+def _dump_meta(meta: dict[str, Any] | None) -> str | None:
+    # ASCII escapes keep lone surrogates from JSON storable as text.
+    return None if meta is None else json.dumps(meta, separators=(",", ":"))
+
+
+def _load_meta(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _enum_or_none(enum: type[T], value: object) -> T | None:
+    try:
+        return enum(value)  # type: ignore[call-arg]
+    except ValueError:
+        return None
+
+
+def _to_row(rec: TitleRecord) -> tuple[Any, ...]:
+    return (
+        rec.agent,
+        rec.session_id,
+        rec.cwd,
+        rec.title,
+        None if rec.title_source is None else str(rec.title_source),
+        rec.updated_at,
+        rec.sort_key,
+        _dump_meta(rec.meta),
+        rec.pending_title,
+        None if rec.rename_state is None else str(rec.rename_state),
+        int(rec.missing),
+        rec.created_at,
+        rec.changed_at,
+    )
+
+
+def _from_row(row: Sequence[Any]) -> TitleRecord:
+    (
+        agent,
+        session_id,
+        cwd,
+        title,
+        source,
+        updated_at,
+        _sort_at,
+        meta,
+        pending,
+        rename_state,
+        missing,
+        created_at,
+        changed_at,
+    ) = row
+    # Rows written by hand or by a future version may be odd: read them
+    # leniently rather than fail the whole list.
+    title_source = _enum_or_none(TitleSource, source) if title is not None else None
+    return TitleRecord(
+        agent=agent,
+        session_id=session_id,
+        cwd=cwd,
+        title=title,
+        title_source=title_source,
+        updated_at=updated_at,
+        meta=_load_meta(meta),
+        pending_title=pending,
+        rename_state=_enum_or_none(RenameState, rename_state),
+        missing=bool(missing),
+        created_at=float(created_at),
+        changed_at=float(changed_at),
+    )
+
+
+def _utc_stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+@contextlib.contextmanager
+def _recovery_lock(path: Path) -> Iterator[None]:
+    """Serialise corruption recovery between processes, so that one sidecar
+    never moves aside the fresh database another has just created."""
+    if sys.platform == "win32":
+        yield
+        return
+    with open(f"{path}.lock", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+class TitleStore:
+    """Title records keyed by ``(agent, session_id)``.
+
+    Thread-safe (one connection behind a lock); every call is short, so
+    asyncio callers may call it directly or through ``asyncio.to_thread``.
+    ``warnings`` collects human messages about recoveries for the caller to
+    show once.
+    """
+
+    def __init__(self, path: Path | str, *, busy_timeout: float = 10.0) -> None:
+        self.warnings: list[str] = []
+        self._lock = threading.Lock()
+        self._busy_timeout = busy_timeout
+        self.in_memory = str(path) == ":memory:"
+        self.path: Path | None = None if self.in_memory else Path(path)
+        self._conn: sqlite3.Connection | None = self._open()
+
+    @classmethod
+    def memory(cls) -> TitleStore:
+        """A private in-memory store (lost when the process exits)."""
+        return cls(":memory:")
+
+    @classmethod
+    def open_or_memory(cls, path: Path | str, *, busy_timeout: float = 10.0) -> TitleStore:
+        """Open ``path``, or fall back to memory with a warning, so the
+        sidecar keeps working when its state directory is unusable."""
+        try:
+            return cls(path, busy_timeout=busy_timeout)
+        except StoreUnavailable as exc:
+            store = cls.memory()
+            store.warnings.append(
+                f"{exc} Titles are kept in memory only and are lost when the sidecar exits."
+            )
+            return store
+
+    # -- opening ---------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self.path is None:
+            conn = self._connect(":memory:")
+            self._migrate(conn)
+            return conn
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"The title cache directory {self.path.parent} cannot be created: {exc.strerror or exc}."
+            ) from exc
+        try:
+            return self._open_checked()
+        except _Corrupt as exc:
+            with _recovery_lock(self.path):
+                # Another sidecar may have recovered it while we waited.
+                try:
+                    return self._open_checked()
+                except _Corrupt:
+                    pass
+                moved = self._move_aside()
+                self.warnings.append(
+                    f"The title cache {self.path} was unreadable ({exc}); it was moved to "
+                    f"{moved} and a new cache was started. Titles will be filled again "
+                    "from the agent's session list."
+                )
+                try:
+                    return self._open_checked()
+                except _Corrupt as again:
+                    raise StoreUnavailable(
+                        f"The title cache {self.path} cannot be recreated: {again}."
+                    ) from again
+
+    def _connect(self, target: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            target,
+            timeout=self._busy_timeout,
+            isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
+            check_same_thread=False,  # guarded by self._lock
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        return conn
+
+    def _open_checked(self) -> sqlite3.Connection:
+        assert self.path is not None
+        for attempt in range(_MAX_ATTEMPTS):
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = self._connect(str(self.path))
+                rows = conn.execute("PRAGMA quick_check").fetchall()
+                if rows != [("ok",)]:
+                    raise _Corrupt("; ".join(str(r[0]) for r in rows[:3]))
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                # NORMAL is safe in WAL mode: a crash of the process (or of
+                # an editor) loses nothing; only a power cut may drop the
+                # last commits, never corrupt the file.
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self._migrate(conn)
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                if _is_corrupt(exc):
+                    raise _Corrupt(str(exc)) from exc
+                if _is_busy(exc) and attempt + 1 < _MAX_ATTEMPTS:
+                    _backoff(attempt)
+                    continue
+                hint = f" (is {self.path.parent} writable?)" if _code(exc) == _SQLITE_CANTOPEN else ""
+                raise StoreUnavailable(f"The title cache {self.path} cannot be opened: {exc}{hint}.") from exc
+            except BaseException:
+                if conn is not None:
+                    conn.close()
+                raise
+            if str(mode).lower() != "wal":
+                self.warnings.append(
+                    f"The title cache {self.path} could not use WAL mode (journal mode "
+                    f"{mode!r}; is it on a network filesystem?). Several editors using it "
+                    "at once may wait on each other."
+                )
+            return conn
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _move_aside(self) -> Path:
+        assert self.path is not None
+        target = self.path.with_name(f"{self.path.name}.corrupt-{_utc_stamp()}")
+        n = 1
+        while target.exists():
+            target = self.path.with_name(f"{self.path.name}.corrupt-{_utc_stamp()}-{n}")
+            n += 1
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                src = Path(f"{self.path}{suffix}")
+                if src.exists():
+                    os.replace(src, f"{target}{suffix}")
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"The title cache {self.path} is unreadable and cannot be moved aside: {exc.strerror or exc}."
+            ) from exc
+        return target
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            # A newer sidecar only ever adds columns and tables: use it as is.
+            self.warnings.append(
+                f"The title cache {self.path} was written by a newer acp-sidecar "
+                f"(schema {version}, this one knows {SCHEMA_VERSION}); using it as is."
+            )
+            return
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated.
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            for statements in MIGRATIONS[version:]:
+                for statement in statements:
+                    conn.execute(statement)
+            if version < SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    # -- running ---------------------------------------------------------
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T], *, write: bool) -> T:
+        with self._lock:
+            conn = self._conn
+            if conn is None:
+                raise StoreUnavailable("The title cache is closed.")
+            for attempt in range(_MAX_ATTEMPTS):
+                try:
+                    if not write:
+                        return fn(conn)
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        result = fn(conn)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        _rollback(conn)
+                        raise
+                    return result
+                except sqlite3.Error as exc:
+                    if _is_busy(exc) and attempt + 1 < _MAX_ATTEMPTS:
+                        _backoff(attempt)
+                        continue
+                    raise self._unavailable(exc, write) from exc
+                except OSError as exc:
+                    raise self._unavailable(exc, write) from exc
+            raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _unavailable(self, exc: BaseException, write: bool) -> StoreUnavailable:
+        where = "memory" if self.path is None else str(self.path)
+        action = "saved to" if write else "read from"
+        if isinstance(exc, sqlite3.Error) and _is_corrupt(exc):
+            detail = f"it is damaged ({exc}); it will be replaced when the sidecar restarts"
+        elif isinstance(exc, OSError):
+            detail = str(exc.strerror or exc)
+        else:
+            detail = str(exc)
+        return StoreUnavailable(f"Titles cannot be {action} the title cache {where}: {detail}.")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> TitleStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- queries ---------------------------------------------------------
+
+    @staticmethod
+    def _select_one(conn: sqlite3.Connection, agent: str, session_id: str) -> TitleRecord | None:
+        row = conn.execute(f"{_SELECT} WHERE agent = ? AND session_id = ?", (agent, session_id)).fetchone()
+        return None if row is None else _from_row(row)
+
+    def get(self, agent: str, session_id: str) -> TitleRecord | None:
+        return self._run(lambda conn: self._select_one(conn, agent, session_id), write=False)
+
+    def list(self, agent: str, cwd: str | None = None, include_missing: bool = True) -> list[TitleRecord]:
+        """The agent's records (of one ``cwd`` if given), newest first."""
+        sql = f"{_SELECT} WHERE agent = ?"
+        args: list[Any] = [agent]
+        if cwd is not None:
+            sql += " AND cwd = ?"
+            args.append(cwd)
+        if not include_missing:
+            sql += " AND missing = 0"
+        sql += " ORDER BY sort_at DESC, session_id"
+        return self._run(lambda conn: [_from_row(row) for row in conn.execute(sql, args)], write=False)
+
+    # -- writes ----------------------------------------------------------
+
+    def update(
+        self,
+        agent: str,
+        session_id: str,
+        fn: Callable[[TitleRecord | None], TitleRecord | None],
+    ) -> tuple[TitleRecord | None, TitleRecord | None]:
+        """Read, apply ``fn``, write: one transaction that no other process
+        can interleave with. Returns (before, after); ``after is before``
+        when ``fn`` changed nothing (or returned None) and nothing was
+        written. ``fn`` may run more than once (on retry): keep it pure.
+        """
+
+        def txn(conn: sqlite3.Connection) -> tuple[TitleRecord | None, TitleRecord | None]:
+            old = self._select_one(conn, agent, session_id)
+            new = fn(old)
+            if new is None or new is old or new == old:
+                return old, old
+            if new.agent != agent or new.session_id != session_id:
+                raise ValueError(
+                    f"update of ({agent!r}, {session_id!r}) returned a record for "
+                    f"({new.agent!r}, {new.session_id!r})"
+                )
+            conn.execute(_UPSERT, _to_row(new))
+            return old, new
+
+        return self._run(txn, write=True)
+
+    def put(self, rec: TitleRecord) -> None:
+        """Write ``rec`` as is (imports, tests); prefer :meth:`update`."""
+        self._run(lambda conn: conn.execute(_UPSERT, _to_row(rec)), write=True)
+
+    def delete(self, agent: str, session_id: str) -> bool:
+        def txn(conn: sqlite3.Connection) -> bool:
+            cur = conn.execute("DELETE FROM titles WHERE agent = ? AND session_id = ?", (agent, session_id))
+            return cur.rowcount > 0
+
+        return self._run(txn, write=True)
+
+    def reconcile(
+        self,
+        agent: str,
+        cwd: str | None,
+        listed: Iterable[ListedSession],
+        complete: bool,
+        *,
+        now: float | None = None,
+        max_length: int = DEFAULT_MAX_LENGTH,
+    ) -> builtins.list[TitleRecord]:
+        """Apply an agent's ``session/list`` answer in one transaction.
+
+        Every listed session goes through :func:`.rules.apply_listed`. When
+        ``complete`` (every page was read), the agent's records of ``cwd``
+        (all of its records when ``cwd`` is None) that were not listed are
+        marked missing. Returns the records that changed.
+        """
+        entries = list(listed)
+        stamp = time.time() if now is None else now
+
+        def txn(conn: sqlite3.Connection) -> builtins.list[TitleRecord]:
+            known: dict[str, TitleRecord] = {}
+            if complete:
+                sql, args = f"{_SELECT} WHERE agent = ?", [agent]
+                if cwd is not None:
+                    sql += " AND cwd = ?"
+                    args.append(cwd)
+                known = {row[1]: _from_row(row) for row in conn.execute(sql, args)}
+            changed: dict[str, TitleRecord] = {}
+            seen: set[str] = set()
+            for entry in entries:
+                sid = entry.session_id
+                seen.add(sid)
+                if sid in changed:
+                    old: TitleRecord | None = changed[sid]
+                elif sid in known:
+                    old = known[sid]
+                else:
+                    old = self._select_one(conn, agent, sid)
+                new = apply_listed(old, entry, stamp, agent=agent, max_length=max_length)
+                if new is not old:
+                    changed[sid] = new
+            if complete:
+                for sid, rec in known.items():
+                    if sid not in seen:
+                        gone = mark_missing(rec)
+                        if gone is not rec:
+                            changed[sid] = gone
+            conn.executemany(_UPSERT, (_to_row(rec) for rec in changed.values()))
+            return list(changed.values())
+
+        return self._run(txn, write=True)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        # The original error is what matters; a failed rollback adds nothing.
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def _backoff(attempt: int) -> None:
+    # Jitter keeps several sidecars from retrying in lockstep.
+    time.sleep(min(0.01 * 2**attempt, 1.0) * (0.5 + random.random()))
