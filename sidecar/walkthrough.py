@@ -163,7 +163,8 @@ def stream_printer() -> Callable[[str, Any], None]:
             print(
                 _style(
                     CYAN,
-                    f"\n  [title] {params['title']!r} ({params['titleSource']}, rename: {params['renameState']})",
+                    f"\n  [title] {params['title']!r} ({params['titleSource']}, "
+                    f"rename: {params['renameState']})",
                 ),
                 flush=True,
             )

@@ -421,14 +421,17 @@ class Engine:
         self._activate(session)
         return session.session_id
 
-    async def load_session(self, session_id: object, cwd: object | None = None) -> str:
+    async def load_session(
+        self, session_id: object, cwd: object | None = None, default_cwd: str | None = None
+    ) -> str:
+        """Attach a session; its cwd comes from the caller, else what we know of it, else `default_cwd`."""
         if not isinstance(session_id, str) or not session_id:
             raise errors.invalid("sessionId must be a non-empty string")
         client = await self.ensure_agent()
         known = self.sessions.get(session_id)
         record_cwd = self.titles.cwd_of(session_id)
         if cwd is None:
-            cwd = known.cwd if known else record_cwd
+            cwd = known.cwd if known else (record_cwd or default_cwd)
         if cwd is None:
             raise errors.unknown_session(session_id)
         path = self._validate_cwd(cwd)

@@ -121,9 +121,10 @@ class Session:
     def state(self) -> str:
         if self.permissions:
             return "waiting_permission"
-        if self.current is not None:
-            return "cancelling" if self.current.state is TurnState.CANCELLING else "running"
-        return "idle"
+        current = self.current
+        if current is None or current.state is TurnState.ENDED:
+            return "idle"
+        return "cancelling" if current.state is TurnState.CANCELLING else "running"
 
 
 def _flat_choices(options: Any) -> list[JsonObj]:

@@ -35,7 +35,8 @@ from ..titles import (
     set_pending,
     validate_user_title,
 )
-from ..titles.meta import MetaTooDeep, MetaTooLarge, check_meta
+from ..titles.meta import MetaError, check_meta
+from ..titles.rules import session_info_fields
 from ..titles.sanitize import InvalidTitle
 from . import errors
 from .session import Session
@@ -51,23 +52,6 @@ JsonObj = dict[str, Any]
 
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _listed(entry: JsonObj) -> ListedSession:
-    """A session/list entry as the store wants it; malformed fields become None."""
-
-    def text(key: str) -> str | None:
-        value = entry.get(key)
-        return value if isinstance(value, str) else None
-
-    meta = entry.get("_meta")
-    return ListedSession(
-        session_id=str(entry["sessionId"]),
-        cwd=text("cwd"),
-        title=text("title"),
-        updated_at=text("updatedAt"),
-        meta=meta if isinstance(meta, dict) else None,
-    )
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
@@ -176,47 +160,38 @@ class Titling:
             )
 
     def on_info_update(self, session: Session, update: JsonObj) -> None:
-        title: Any = UNSET
-        updated_at: Any = UNSET
-        meta: Any = UNSET
-        if "title" in update:
-            raw = update["title"]
-            title = raw if raw is None or isinstance(raw, str) else UNSET
-        if "updatedAt" in update:
-            raw = update["updatedAt"]
-            updated_at = raw if raw is None or isinstance(raw, str) else UNSET
-        if "_meta" in update:
-            raw = update["_meta"]
+        fields = session_info_fields(update)
+        if "meta" in fields and fields["meta"] is not None:
             try:
-                check_meta(raw)
-                meta = raw if raw is None or isinstance(raw, dict) else UNSET
-            except (MetaTooLarge, MetaTooDeep) as exc:
+                check_meta(fields["meta"])
+            except MetaError as exc:
+                # Refused, not stored: the rest of the update still applies.
+                del fields["meta"]
                 self.engine.listener.on_log(
                     "warning", f"refused _meta of session {session.session_id}: {exc}"
                 )
-        if title is UNSET and updated_at is UNSET and meta is UNSET:
+        if not fields:
             return
         now = time.time()
         max_len = self.options.titles_max_length
         rec = self._update(
             session.session_id,
             lambda r: apply_agent_info(
-                r,
-                agent=self.key,
-                session_id=session.session_id,
-                title=title,
-                updated_at=updated_at,
-                meta=meta,
-                now=now,
-                max_length=max_len,
+                r, agent=self.key, session_id=session.session_id, now=now, max_length=max_len, **fields
             ),
         )
-        if not self._after_agent_title(session, title) and rec is not None:
+        if not self._after_agent_title(session, fields.get("title", UNSET)) and rec is not None:
             self._emit(rec)
 
     def _after_agent_title(self, session: Session, title: Any) -> bool:
         """Settle a pending rename with the agent's title; True when it did (and told the editor)."""
-        if title is UNSET or not self.tracker.pending(session.session_id):
+        pending = self.tracker.pending(session.session_id)
+        if title is UNSET or pending is None:
+            return False
+        # Only an answer to the rename prompt settles it: a title from a turn still
+        # running ahead of it in the queue is just the agent's title of that turn.
+        current = session.current
+        if current is None or current.turn_id != pending.turn_id:
             return False
         clean = sanitize_text(title, self.options.titles_max_length) if isinstance(title, str) else None
         outcome = self.tracker.on_agent_title(session.session_id, clean)
@@ -242,7 +217,7 @@ class Titling:
         if old is not None:
             old.cancel()
         self._timers[session.session_id] = self.engine.spawn(
-            self._timeout(session), f"rename-timeout-{session.session_id}"
+            self._timeout(session, turn.turn_id), f"rename-timeout-{session.session_id}"
         )
 
     def rename_started(self, session: Session, turn: Turn) -> None:
@@ -254,9 +229,9 @@ class Titling:
         if outcome is not None:
             self._finish_rename(session, outcome)
 
-    async def _timeout(self, session: Session) -> None:
+    async def _timeout(self, session: Session, turn_id: str) -> None:
         await asyncio.sleep(self.options.rename_timeout_ms / 1000)
-        outcome = self.tracker.on_timeout(session.session_id)
+        outcome = self.tracker.on_timeout(session.session_id, turn_id)
         if outcome is not None:
             self._finish_rename(session, outcome)
 
@@ -285,7 +260,7 @@ class Titling:
     # ------------------------------------------------------------------ list and reconcile
     async def reconcile(self, client: AcpClient, cwd: str | None) -> None:
         sessions, complete = await client.list_sessions(cwd)
-        listed = [_listed(s) for s in sessions]
+        listed = [entry for entry in map(ListedSession.from_acp, sessions) if entry is not None]
         assert self.store is not None
         try:
             changed = self.store.reconcile(

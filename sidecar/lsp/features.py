@@ -41,8 +41,8 @@ def _args(name: str, shortcut: str | None, raw: tuple[Any, ...]) -> JsonObj:
         return {}
     if len(raw) == 1 and isinstance(raw[0], dict):
         return dict(raw[0])
-    if len(raw) == 1 and raw[0] is None:
-        return {}
+    if len(raw) == 1 and (raw[0] is None or raw[0] == []):
+        return {}  # Lua clients encode an empty table as [].
     if shortcut is not None and len(raw) == 1 and isinstance(raw[0], str):
         return {shortcut: raw[0]}
     if shortcut is not None and len(raw) > 1 and all(isinstance(a, str) for a in raw):
@@ -99,7 +99,10 @@ async def session_load(ls: AcpLanguageServer, args: JsonObj) -> Any:
     session_id = _str_or_none(args, "sessionId")
     if session_id is None:
         raise errors.invalid("sessionId is required")
-    return {"sessionId": await engine.load_session(session_id, _str_or_none(args, "cwd"))}
+    cwd = _str_or_none(args, "cwd")
+    return {
+        "sessionId": await engine.load_session(session_id, cwd, ls.default_cwd(_str_or_none(args, "uri")))
+    }
 
 
 @command("acp.prompt", "text")
@@ -267,17 +270,39 @@ def _make_command(name: str, fn: Handler, shortcut: str | None) -> Callable[...,
     async def run(ls: AcpLanguageServer, *raw: Any) -> Any:
         try:
             args = _args(name, shortcut, raw)
-            return await fn(ls, args)
+            result = await fn(ls, args)
         except AcpError as exc:
+            if ls.echo_results:
+                ls.bridge.show_message(types.MessageType.Error, f"{name}: {exc.message}")
             raise JsonRpcException(message=exc.message, code=exc.code, data=exc.data) from None
         except JsonRpcException:
             raise
         except Exception as exc:
             log.exception("command %s failed", name)
             raise JsonRpcException(message=f"{name} failed: {exc!r}", code=-32603) from None
+        if ls.echo_results:
+            echo_result(ls, name, result)
+        return result
 
     run.__name__ = name.replace(".", "_")
     return run
+
+
+def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
+    """For editors that drop command results (Helix): say the useful ones in the message line."""
+    if name == "acp.session.list":
+        sessions = result.get("sessions") or []
+        lines = []
+        for entry in sessions[:20]:
+            mark = "* " if entry.get("active") else ""
+            lines.append(f"{mark}{ls.clean(entry.get('title') or 'untitled', 60)} — {entry.get('sessionId')}")
+        more = f" (and {len(sessions) - 20} more)" if len(sessions) > 20 else ""
+        text = "; ".join(lines) if lines else "no sessions"
+        ls.bridge.show_message(types.MessageType.Info, f"ACP sessions{more}: {text}")
+    elif name in ("acp.session.new", "acp.session.load"):
+        ls.bridge.show_message(types.MessageType.Info, f"ACP session {result.get('sessionId')} is active")
+    elif name == "acp.status":
+        ls.bridge.show_message(types.MessageType.Info, str(result.get("text")))
 
 
 def register(server: AcpLanguageServer) -> None:
@@ -287,6 +312,8 @@ def register(server: AcpLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
         ls.read_client_caps(params.capabilities)
+        client = params.client_info.name.lower() if params.client_info else ""
+        ls.echo_results = client == "helix"
         ls.options, ls.option_problems = parse_options(params.initialization_options)
 
     @server.feature(types.INITIALIZED)

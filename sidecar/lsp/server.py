@@ -52,6 +52,8 @@ class AcpLanguageServer(LanguageServer):
         self.engine: Engine | None = None
         self.bridge = Bridge(self)
         self.stopping = False
+        # Helix drops command results and shows errors only in its log: echo them as messages.
+        self.echo_results = False
         self._caps = ClientCaps()
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()

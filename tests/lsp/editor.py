@@ -169,6 +169,15 @@ class Editor:
             and isinstance(u["update"]["content"].get("text"), str)
         )
 
+    async def wait_message(self, pred: Callable[[str], bool], timeout: float = 10) -> str:
+        """A window/showMessage whose text matches (pytest-lsp collects them)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for message in self.client.messages:
+                    if pred(message.message):
+                        return str(message.message)
+                await asyncio.sleep(0.02)
+
     # ------------------------------------------------------------------ commands
     async def command(self, name: str, *args: Any, timeout: float = 30) -> Any:
         async with asyncio.timeout(timeout):

@@ -192,7 +192,7 @@ async def test_invalid_initialization_options_are_reported_and_defaulted(
         "notify": {"titleAsShowMessage": True},
     }
     async with open_editor("helix", workspace, state_dir, init_options=options) as ed:
-        await asyncio.sleep(0.2)
+        await ed.wait_message(lambda m: "bogus" in m)
         messages = [m.message for m in ed.client.messages if m.type == types.MessageType.Error]
         assert any("permissions" in m and "sometimes" in m for m in messages), messages
         assert any("rename.timeoutMs" in m for m in messages), messages
@@ -203,4 +203,25 @@ async def test_invalid_initialization_options_are_reported_and_defaulted(
         _, end = await ed.prompt_and_wait("#title " + "long title words " * 10)
         info = await ed.wait_for("acp/sessionInfo", lambda i: i["titleSource"] == "agent")
         assert len(info["title"]) <= 40 and info["title"].endswith("…")
-        assert any(m.message.startswith("ACP session: ") for m in ed.client.messages)
+        await ed.wait_message(lambda m: m.startswith("ACP session: "))
+
+
+async def test_helix_sees_results_and_errors_as_messages(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.wait_message(lambda m: sid in m and "active" in m)
+        await ed.prompt_and_wait("#title Helix visible title")
+        await ed.command("acp.session.list")
+        await ed.wait_message(lambda m: m.startswith("ACP sessions") and "Helix visible title" in m and sid in m)
+        with pytest.raises(JsonRpcException):
+            await ed.command("acp.session.load", "missing-id")
+        await ed.wait_message(lambda m: m.startswith("acp.session.load: unknown session"))
+    async with open_editor("vscode", workspace, state_dir) as ed:
+        await ed.command("acp.session.list")
+        await asyncio.sleep(0.2)
+        assert not [m for m in ed.client.messages if m.message.startswith("ACP sessions")]
+
+
+async def test_lua_empty_table_argument(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("neovim", workspace, state_dir) as ed:
+        assert (await ed.command("acp.status", []))["state"] == "idle"

@@ -164,7 +164,7 @@ async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Pa
         admitted = await ed.command("acp.prompt", json.dumps([{"permission": "execute"}]))
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
         assert not ed.message_requests, "Helix 25.07 has no showMessageRequest"
-        assert any("permission" in m.message for m in ed.client.messages)
+        await ed.wait_message(lambda m: "permission" in m and "acp.permission.respond" in m)
         actions = await ed.client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=uri),
