@@ -15,12 +15,19 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# In a terminal: Neovim with the plugin and the demo agent. Otherwise: the narrated walkthrough.
 demo: $(STAMP)
-	$(BIN)/python -m sidecar.walkthrough
+	@if [ -t 0 ] && [ -t 1 ]; then $(BIN)/nvim --clean -u editor-configs/nvim/demo.lua README.md; \
+	else $(BIN)/python -m sidecar.walkthrough; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check sidecar tests bench
 	$(BIN)/ruff format --check sidecar tests bench
+	@command -v luacheck >/dev/null || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
+		apt-get update -qq && apt-get install -y -qq lua-check) >/dev/null 2>&1 || true
+	@if command -v luacheck >/dev/null; then \
+		luacheck -q --config editor-configs/nvim/.luacheckrc editor-configs/nvim tests/nvim; \
+	else echo "luacheck: not installable here, Lua lint skipped"; fi
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -1,0 +1,308 @@
+-- User commands: :AcpPrompt :AcpCancel :AcpRename :AcpSessions :AcpNew :AcpMode
+-- :AcpModel :AcpLog :AcpTranscript. Each maps to a CONTRACT command.
+local client = require("acp_sidecar.client")
+local config = require("acp_sidecar.config")
+local state = require("acp_sidecar.state")
+local transcript = require("acp_sidecar.transcript")
+local log = require("acp_sidecar.log")
+local util = require("acp_sidecar.util")
+
+local M = {}
+
+local function notify_err(command)
+  return function(err)
+    if err then
+      util.notify(("%s: %s"):format(command, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end
+end
+
+-- ---------------------------------------------------------------- context
+
+--- LSP position character of byte column col (0-based) on a line, in the
+--- client's position encoding.
+local function char_offset(bufnr, row, col, encoding)
+  local ok, res = pcall(vim.lsp.util.character_offset, bufnr, row, col, encoding)
+  if ok and type(res) == "number" then
+    return res
+  end
+  return col
+end
+
+--- uri + range of lines line1..line2 (1-based, inclusive) of bufnr; when the
+--- range is the last characterwise visual selection, its exact columns.
+---@return table context {uri=, range=}
+function M.range_context(bufnr, line1, line2, encoding)
+  encoding = encoding or "utf-16"
+  local uri = vim.uri_from_bufnr(bufnr)
+  local start_row, start_col = line1 - 1, 0
+  local end_row = line2 - 1
+  local end_line = vim.api.nvim_buf_get_lines(bufnr, end_row, end_row + 1, false)[1] or ""
+  local end_col = #end_line
+  local vs = vim.api.nvim_buf_get_mark(bufnr, "<")
+  local ve = vim.api.nvim_buf_get_mark(bufnr, ">")
+  if vim.fn.visualmode() == "v" and vs[1] == line1 and ve[1] == line2 then
+    start_col = vs[2]
+    -- '> is the first byte of the last selected character: include all of it.
+    local last = vim.api.nvim_buf_get_lines(bufnr, ve[1] - 1, ve[1], false)[1] or ""
+    if ve[2] < #last then
+      local char_end = vim.str_utf_end and vim.str_utf_end(last, ve[2] + 1) or 0
+      end_col = ve[2] + 1 + char_end
+    end
+  end
+  return {
+    uri = uri,
+    range = {
+      start = { line = start_row, character = char_offset(bufnr, start_row, start_col, encoding) },
+      ["end"] = { line = end_row, character = char_offset(bufnr, end_row, end_col, encoding) },
+    },
+  }
+end
+
+-- ---------------------------------------------------------------- commands
+
+--- Send a prompt; ctx may carry uri/range.
+function M.prompt(text, ctx)
+  text = vim.trim(text or "")
+  if text == "" then
+    return
+  end
+  local arg = { text = text }
+  if ctx then
+    -- (A uri alone would attach the whole document: only with a range.)
+    arg.uri, arg.range = ctx.uri, ctx.range
+  end
+  transcript.prompt_sent()
+  client.exec("acp.prompt", arg, function(err, result)
+    transcript.prompt_answered(text, not err and result or nil)
+    if err then
+      notify_err("acp.prompt")(err)
+      return
+    end
+    if type(result) == "table" and tonumber(result.position) and tonumber(result.position) > 0 then
+      util.notify(("prompt queued (position %d)"):format(result.position))
+    end
+  end)
+  if config.get().transcript.open_on_prompt then
+    local cur = vim.api.nvim_get_current_win()
+    transcript.open()
+    pcall(vim.api.nvim_set_current_win, cur)
+  end
+end
+
+local function cmd_prompt(o)
+  local ctx
+  local bufnr = vim.api.nvim_get_current_buf()
+  if o.range and o.range > 0 then
+    local c = client.get()
+    local enc = c and c.offset_encoding or "utf-16"
+    ctx = M.range_context(bufnr, o.line1, o.line2, enc)
+  end
+  if vim.trim(o.args) ~= "" then
+    M.prompt(o.args, ctx)
+    return
+  end
+  vim.ui.input({ prompt = ctx and "Ask agent about selection: " or "Ask agent: " }, function(input)
+    if input and vim.trim(input) ~= "" then
+      M.prompt(input, ctx)
+    end
+  end)
+end
+
+function M.cancel()
+  client.exec("acp.cancel", {}, function(err, result)
+    if err then
+      return notify_err("acp.cancel")(err)
+    end
+    if type(result) == "table" and result.cancelled == false then
+      util.notify("nothing is running")
+    end
+  end)
+end
+
+function M.rename(title)
+  title = vim.trim(title or "")
+  if title == "" then
+    return
+  end
+  client.exec("acp.session.rename", { title = title }, notify_err("acp.session.rename"))
+end
+
+local function cmd_rename(o)
+  if vim.trim(o.args) ~= "" then
+    return M.rename(o.args)
+  end
+  local cur = state.status and state.status.title
+  vim.ui.input({ prompt = "Rename session: ", default = type(cur) == "string" and cur or "" }, function(input)
+    if input then
+      M.rename(input)
+    end
+  end)
+end
+
+--- One line describing a SessionEntry: title, cwd, source.
+function M.format_session(e)
+  local title = util.truncate(util.sanitize(e.title), 80)
+  if title == "" then
+    title = "(untitled)"
+  end
+  local cwd = util.sanitize(e.cwd)
+  if cwd ~= "" then
+    cwd = vim.fn.fnamemodify(cwd, ":~")
+  end
+  local parts = { (e.active == true and "* " or "  ") .. title }
+  if e.pendingTitle ~= nil and e.pendingTitle ~= vim.NIL and e.pendingTitle ~= "" then
+    parts[#parts + 1] = ("(renaming to %s)"):format(util.truncate(util.sanitize(e.pendingTitle), 40))
+  end
+  parts[#parts + 1] = "—"
+  parts[#parts + 1] = cwd
+  parts[#parts + 1] = ("[%s]"):format(util.sanitize(e.titleSource))
+  return table.concat(parts, " ")
+end
+
+--- Pick a cached session (acp.session.list) and load it (acp.session.load).
+---@param refresh boolean|nil reconcile with the agent's session/list first
+function M.sessions(refresh)
+  local arg = {}
+  if refresh then
+    arg.refresh = true
+  end
+  client.exec("acp.session.list", arg, function(err, result)
+    if err then
+      return notify_err("acp.session.list")(err)
+    end
+    local entries = type(result) == "table" and result.sessions or {}
+    if type(entries) ~= "table" or #entries == 0 then
+      util.notify("no sessions yet")
+      return
+    end
+    table.sort(entries, function(a, b)
+      return tostring(a.updatedAt or "") > tostring(b.updatedAt or "")
+    end)
+    vim.ui.select(entries, {
+      prompt = "ACP sessions",
+      kind = "acp_sidecar.session",
+      format_item = M.format_session,
+    }, function(choice)
+      if choice and choice.sessionId then
+        M.load(choice.sessionId)
+      end
+    end)
+  end)
+end
+
+function M.load(session_id)
+  transcript.expect_replay(session_id)
+  client.exec("acp.session.load", { sessionId = session_id }, notify_err("acp.session.load"))
+end
+
+function M.new_session(dir)
+  local arg = {}
+  dir = vim.trim(dir or "")
+  if dir ~= "" then
+    arg.cwd = vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("[/\\]$", "")
+    if arg.cwd == "" then
+      arg.cwd = "/"
+    end
+  end
+  client.exec("acp.session.new", arg, notify_err("acp.session.new"))
+end
+
+function M.set_mode(mode_id)
+  mode_id = vim.trim(mode_id or "")
+  if mode_id == "" then
+    return
+  end
+  client.exec("acp.session.setMode", { modeId = mode_id }, notify_err("acp.session.setMode"))
+end
+
+function M.set_model(model_id)
+  model_id = vim.trim(model_id or "")
+  if model_id == "" then
+    return
+  end
+  client.exec("acp.session.setModel", { modelId = model_id }, notify_err("acp.session.setModel"))
+end
+
+-- ---------------------------------------------------------------- completion
+
+local function complete_from(list, lead)
+  local out = {}
+  for _, v in ipairs(list or {}) do
+    if vim.startswith(v, lead) then
+      out[#out + 1] = v
+    end
+  end
+  return out
+end
+
+local function meta()
+  return state.session_meta(state.active_session())
+end
+
+function M.complete_modes(lead)
+  return complete_from(meta().modes, lead)
+end
+
+function M.complete_models(lead)
+  return complete_from(meta().models, lead)
+end
+
+function M.complete_prompt(lead, line)
+  -- Only the first word completes: the agent's slash commands.
+  local args = line:gsub("^%s*%S+%s*", "", 1)
+  if args:find("%s") or not vim.startswith(lead, "/") then
+    return {}
+  end
+  local out = {}
+  for _, name in ipairs(meta().commands) do
+    out[#out + 1] = "/" .. name
+  end
+  return complete_from(out, lead)
+end
+
+function M.complete_rename(lead)
+  local t = state.status and state.status.title
+  if type(t) == "string" and t ~= "" then
+    return complete_from({ t }, lead)
+  end
+  return {}
+end
+
+-- ---------------------------------------------------------------- register
+
+function M.register()
+  local c = vim.api.nvim_create_user_command
+  c("AcpPrompt", cmd_prompt, {
+    nargs = "*",
+    range = true,
+    complete = M.complete_prompt,
+    desc = "ACP: send a prompt (with a range: the selected text as context)",
+  })
+  c("AcpCancel", M.cancel, { nargs = 0, desc = "ACP: cancel the running turn" })
+  c("AcpRename", cmd_rename, { nargs = "*", complete = M.complete_rename, desc = "ACP: rename the active session" })
+  c("AcpSessions", function(o)
+    M.sessions(o.bang)
+  end, { nargs = 0, bang = true, desc = "ACP: pick a session to load (! refreshes from the agent)" })
+  c("AcpNew", function(o)
+    M.new_session(o.args)
+  end, { nargs = "?", complete = "dir", desc = "ACP: start a new session" })
+  c("AcpMode", function(o)
+    M.set_mode(o.args)
+  end, { nargs = 1, complete = M.complete_modes, desc = "ACP: set the session mode" })
+  c("AcpModel", function(o)
+    M.set_model(o.args)
+  end, { nargs = 1, complete = M.complete_models, desc = "ACP: set the session model" })
+  c("AcpLog", function(o)
+    if o.bang then
+      vim.cmd.edit(vim.fn.fnameescape(vim.lsp.get_log_path()))
+    else
+      log.open()
+    end
+  end, { nargs = 0, bang = true, desc = "ACP: sidecar messages (! opens the LSP log file)" })
+  c("AcpTranscript", function()
+    transcript.open()
+  end, { nargs = 0, desc = "ACP: open the transcript of the active session" })
+end
+
+return M

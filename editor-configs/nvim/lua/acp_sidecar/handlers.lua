@@ -1,0 +1,91 @@
+-- Per-client handlers for the sidecar's notifications (CONTRACT: "Notifications
+-- from the sidecar"). window/showMessageRequest (permissions) and $/progress
+-- use Neovim's built-in handlers: vim.ui.select and vim.lsp.status()/LspProgress.
+local state = require("acp_sidecar.state")
+local statusline = require("acp_sidecar.statusline")
+local transcript = require("acp_sidecar.transcript")
+local log = require("acp_sidecar.log")
+local util = require("acp_sidecar.util")
+
+local M = {}
+
+local function user_event(pattern, data)
+  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = pattern, modeline = false, data = data })
+end
+
+function M.status(_, params, ctx)
+  if type(params) ~= "table" then
+    return
+  end
+  local prev = state.set_status(params, ctx and ctx.client_id)
+  local sid = state.active_session()
+  local prev_sid = prev and prev.sessionId ~= vim.NIL and prev.sessionId or nil
+  if sid ~= prev_sid then
+    util.safe(transcript.on_active, sid)
+  end
+  statusline.changed(params)
+end
+
+function M.session_info(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  state.set_session_info(params)
+  local rs = params.renameState
+  if rs == "changed" then
+    util.notify(("the agent chose another title: %s"):format(util.sanitize(params.title)))
+  elseif rs == "unconfirmed" then
+    util.notify(
+      ("the agent did not confirm the rename; title is now: %s"):format(util.sanitize(params.title)),
+      vim.log.levels.WARN
+    )
+  end
+  user_event("AcpSessionInfo", params)
+end
+
+function M.session_update(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  util.safe(transcript.on_update, params)
+  user_event("AcpSessionUpdate", params)
+end
+
+function M.turn(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  state.set_turn(params)
+  util.safe(transcript.on_turn, params)
+  user_event("AcpTurn", params)
+end
+
+function M.log_message(err, params, ctx)
+  log.add("log", params)
+  local default = vim.lsp.handlers["window/logMessage"]
+  if default then
+    return default(err, params, ctx)
+  end
+end
+
+function M.show_message(err, params, ctx)
+  log.add("show", params)
+  local default = vim.lsp.handlers["window/showMessage"]
+  if default then
+    return default(err, params, ctx)
+  end
+end
+
+--- The handlers table for the client config.
+function M.build()
+  return {
+    ["acp/status"] = M.status,
+    ["acp/sessionInfo"] = M.session_info,
+    ["acp/sessionUpdate"] = M.session_update,
+    ["acp/turn"] = M.turn,
+    ["window/logMessage"] = M.log_message,
+    ["window/showMessage"] = M.show_message,
+  }
+end
+
+return M

@@ -1,0 +1,65 @@
+-- The statusline component: active session title and state.
+--
+-- Two flavours, because Neovim treats an inserted string differently
+-- depending on how it is inserted:
+--   * M.component(): escaped (every % doubled). For places where the result is
+--     parsed again as a statusline format: %{%...%}, %!, and lualine or any
+--     other plugin that concatenates components into 'statusline'.
+--   * M.text(): not escaped. For %{...}, whose result is shown literally.
+local util = require("acp_sidecar.util")
+local config = require("acp_sidecar.config")
+local state = require("acp_sidecar.state")
+
+local M = {}
+
+--- The visible text for a status object (pure: no escaping for the statusline).
+---@param status table|nil acp/status params
+---@param opts table|nil statusline options (max_length, prefix, format)
+---@return string
+function M.render(status, opts)
+  opts = opts or config.get().statusline or {}
+  if type(status) ~= "table" then
+    return ""
+  end
+  if type(opts.format) == "function" then
+    local ok, s = pcall(opts.format, status)
+    return ok and util.truncate(util.sanitize(s), 200) or ""
+  end
+  local title = status.title ~= vim.NIL and util.sanitize(status.title) or ""
+  local st = status.state ~= vim.NIL and util.sanitize(status.state) or ""
+  title = util.truncate(title, opts.max_length or 40)
+  local prefix = util.sanitize(opts.prefix or "")
+  if opts.prefix and opts.prefix:sub(-1) == " " then
+    prefix = prefix .. " "
+  end
+  local out = prefix
+  if title ~= "" then
+    out = out .. title
+  else
+    out = out .. "no session"
+  end
+  if st ~= "" then
+    out = out .. " [" .. st .. "]"
+  end
+  return out
+end
+
+--- Unescaped text of the current status (for %{...}).
+---@return string
+function M.text()
+  return M.render(state.status)
+end
+
+--- Escaped text of the current status (for %{%...%}, lualine, %!).
+---@return string
+function M.component()
+  return util.stl_escape(M.text())
+end
+
+--- Redraw statuslines and tell listeners (User AcpStatus) that the status changed.
+function M.changed(status)
+  pcall(vim.cmd, "redrawstatus!")
+  pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "AcpStatus", modeline = false, data = status })
+end
+
+return M

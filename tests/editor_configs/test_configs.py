@@ -1,0 +1,302 @@
+"""The editor configs name only what the contract offers, and they build.
+
+- Helix: languages.toml / config.toml parse; the server's `config` uses only
+  initializationOptions keys of CONTRACT.md; every language keeps its usual
+  servers first; the README shows `:lsp-workspace-command` for every command.
+- VS Code: package.json settings map to contract keys, every `acp.*` command
+  id used exists; `npm ci && npm run compile`, the unit tests and the .vsix
+  packaging run when npm is available.
+- Neovim: every `acp.*` id in the plugin exists; luacheck passes when installed.
+
+The command list and option keys are parsed from ../shared/CONTRACT.md when it
+is there (beside the repository), else taken from the copy below, which is
+checked against the file whenever the file is available.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = REPO / "editor-configs"
+HELIX = CONFIGS / "helix"
+VSCODE = CONFIGS / "vscode"
+NVIM = CONFIGS / "nvim"
+CONTRACT_PATH = REPO.parent / "shared" / "CONTRACT.md"
+
+# Copy of CONTRACT.md: command -> (argument keys, positional shortcut?)
+CONTRACT_COMMANDS: dict[str, tuple[frozenset[str], bool]] = {
+    "acp.session.new": (frozenset({"cwd"}), False),
+    "acp.session.list": (frozenset({"cwd", "refresh"}), False),
+    "acp.session.load": (frozenset({"sessionId"}), True),
+    "acp.prompt": (frozenset({"text", "sessionId", "uri", "range"}), True),
+    "acp.cancel": (frozenset({"sessionId"}), False),
+    "acp.session.rename": (frozenset({"title", "sessionId"}), True),
+    "acp.session.setMode": (frozenset({"modeId", "sessionId"}), True),
+    "acp.session.setModel": (frozenset({"modelId", "sessionId"}), True),
+    "acp.session.setConfigOption": (frozenset({"configId", "value", "sessionId"}), False),
+    "acp.edit.apply": (frozenset({"sessionId", "toolCallId"}), False),
+    "acp.permission.respond": (frozenset({"requestId", "optionId"}), False),
+    "acp.authenticate": (frozenset({"methodId"}), True),
+    "acp.status": (frozenset(), False),
+}
+# Copy of CONTRACT.md: initializationOptions keys (dotted paths; agent.env is a map).
+CONTRACT_OPTIONS: frozenset[str] = frozenset(
+    {
+        "agent",
+        "agent.command",
+        "agent.env",
+        "permissions",
+        "rename",
+        "rename.timeoutMs",
+        "rename.fallback",
+        "titles",
+        "titles.maxLength",
+        "notify",
+        "notify.titleAsShowMessage",
+        "notify.statusDiagnostic",
+    }
+)
+MAP_OPTIONS = frozenset({"agent.env"})  # values are user maps, not option keys
+ENUMS = {"permissions": {"ask", "allow_reads", "reject"}, "rename.fallback": {"keep_local", "revert"}}
+
+ACP_ID = re.compile(r"\bacp\.[A-Za-z]+(?:\.[A-Za-z]+)*")
+
+
+# ------------------------------------------------------------------ contract
+def _flatten(obj: dict[str, Any], prefix: str = "") -> set[str]:
+    out: set[str] = set()
+    for key, value in obj.items():
+        path = f"{prefix}{key}"
+        out.add(path)
+        if isinstance(value, dict) and path not in MAP_OPTIONS:
+            out |= _flatten(value, path + ".")
+    return out
+
+
+def parse_contract(text: str) -> tuple[dict[str, tuple[frozenset[str], bool]], frozenset[str]]:
+    commands: dict[str, tuple[frozenset[str], bool]] = {}
+    section = text.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
+        m = re.match(r"^\|\s*`(acp\.[A-Za-z.]+)`([^|]*)\|([^|]*)\|", line)
+        if not m:
+            continue
+        arg = m.group(3)
+        inner = arg.split("{", 1)[1].split("}", 1)[0] if "{" in arg else ""
+        keys = frozenset(re.findall(r"([A-Za-z]+)\??", inner))
+        commands[m.group(1)] = (keys, "(+" in m.group(2))
+    init = text.split("## initializationOptions", 1)[1]
+    block = init.split("```json", 1)[1].split("```", 1)[0]
+    options = frozenset(_flatten(json.loads(block)))
+    return commands, options
+
+
+@pytest.fixture(scope="module")
+def contract() -> tuple[dict[str, tuple[frozenset[str], bool]], frozenset[str]]:
+    if CONTRACT_PATH.is_file():
+        return parse_contract(CONTRACT_PATH.read_text())
+    return CONTRACT_COMMANDS, CONTRACT_OPTIONS
+
+
+def test_contract_copy_is_current() -> None:
+    if not CONTRACT_PATH.is_file():
+        pytest.skip(f"{CONTRACT_PATH} not present; using the copy in this test")
+    commands, options = parse_contract(CONTRACT_PATH.read_text())
+    assert commands == CONTRACT_COMMANDS, "CONTRACT.md changed: update the copy in this test"
+    assert options == CONTRACT_OPTIONS, "CONTRACT.md changed: update the copy in this test"
+
+
+# ------------------------------------------------------------------ helix
+def _config_paths(obj: dict[str, Any], prefix: str = "") -> set[str]:
+    return _flatten(obj, prefix)
+
+
+def test_helix_languages_toml(contract: tuple[dict[str, Any], frozenset[str]]) -> None:
+    _, options = contract
+    data = tomllib.loads((HELIX / "languages.toml").read_text())
+    server = data["language-server"]["acp-sidecar"]
+    assert server["command"] == "acp-sidecar"
+    assert isinstance(server.get("args", []), list)
+    config = server["config"]
+    unknown = _config_paths(config) - options
+    assert not unknown, f"not in CONTRACT initializationOptions: {unknown}"
+    assert config["notify"]["titleAsShowMessage"] is True
+    flat: dict[str, Any] = {}
+
+    def walk(obj: dict[str, Any], prefix: str = "") -> None:
+        for k, v in obj.items():
+            if isinstance(v, dict):
+                walk(v, f"{prefix}{k}.")
+            else:
+                flat[f"{prefix}{k}"] = v
+
+    walk(config)
+    for key, allowed in ENUMS.items():
+        if key in flat:
+            assert flat[key] in allowed, (key, flat[key])
+
+    languages = data["language"]
+    names = [lang["name"] for lang in languages]
+    assert len(names) == len(set(names)), names
+    for required in ("python", "rust", "markdown", "toml", "javascript", "typescript", "go", "lua"):
+        assert required in names, required
+    for lang in languages:
+        servers = [s if isinstance(s, str) else s["name"] for s in lang["language-servers"]]
+        assert servers[-1] == "acp-sidecar", lang
+        assert servers.count("acp-sidecar") == 1, lang
+        assert len(servers) >= 2, f"{lang['name']}: keep the language's usual server first"
+
+
+def test_helix_config_toml() -> None:
+    data = tomllib.loads((HELIX / "config.toml").read_text())
+    assert data["editor"]["lsp"]["display-progress-messages"] is True
+
+
+def _json_values(raw: str) -> list[Any]:
+    """Parse a stream of JSON values separated by whitespace (as Helix does)."""
+    dec = json.JSONDecoder()
+    out, i = [], 0
+    raw = raw.strip()
+    while i < len(raw):
+        value, end = dec.raw_decode(raw, i)
+        out.append(value)
+        i = end
+        while i < len(raw) and raw[i].isspace():
+            i += 1
+    return out
+
+
+def test_helix_readme_covers_every_command(contract: tuple[dict[str, Any], frozenset[str]]) -> None:
+    commands, options = contract
+    text = (HELIX / "README.md").read_text()
+    named = set(ACP_ID.findall(text))
+    assert named <= set(commands), f"not in CONTRACT: {named - set(commands)}"
+    usages = re.findall(r":lsp-workspace-command (acp\.[A-Za-z.]+)([^`\n]*)`", text)
+    used = {name for name, _ in usages}
+    assert used == set(commands), f"missing :lsp-workspace-command usage for {set(commands) - used}"
+    for name, raw in usages:
+        keys, positional = commands[name]
+        values = _json_values(raw.replace("%%", "%"))
+        assert len(values) <= 1, (name, raw)
+        for v in values:
+            if isinstance(v, str):
+                assert positional, f"{name} has no positional shortcut in CONTRACT: {raw}"
+            else:
+                assert isinstance(v, dict), (name, raw)
+                assert set(v) <= keys, f"{name}: {set(v) - keys} not in CONTRACT"
+    for name, (_, positional) in commands.items():
+        if positional:
+            assert re.search(rf':lsp-workspace-command {re.escape(name)} "', text), f"{name}: positional form"
+    # Every init option key the README names exists.
+    settings = text.split("## Settings", 1)[1].split("\n## ", 1)[0]
+    table_keys = set(re.findall(r"^\| `([A-Za-z.]+)`(?:, `([A-Za-z.]+)`)? \|", settings, re.M))
+    assert len(table_keys) >= 5, table_keys
+    for pair in table_keys:
+        for key in pair:
+            if key:
+                assert key in options, key
+    for block in re.findall(r"```toml\n(.*?)```", text, re.S):
+        tomllib.loads(block)
+
+
+# ------------------------------------------------------------------ vscode
+EDITOR_ONLY_SETTINGS = {"path", "args", "trace.server"}
+
+
+def test_vscode_manifest(contract: tuple[dict[str, Any], frozenset[str]]) -> None:
+    commands, options = contract
+    pkg = json.loads((VSCODE / "package.json").read_text())
+    assert pkg["engines"]["vscode"] == "^1.90.0"
+    assert pkg["main"] == "./out/extension.js"
+    assert {"compile", "package"} <= set(pkg["scripts"])
+    assert (VSCODE / "package-lock.json").is_file()
+    assert (VSCODE / ".vscodeignore").is_file()
+    tsconfig = json.loads((VSCODE / "tsconfig.json").read_text())
+    assert tsconfig["compilerOptions"]["strict"] is True
+
+    contributed = {c["command"] for c in pkg["contributes"]["commands"]}
+    assert all(c.startswith("acpSidecar.") for c in contributed), contributed
+    source = "\n".join(p.read_text() for p in sorted((VSCODE / "src").rglob("*.ts")))
+    registered = set(re.findall(r"register\('(acpSidecar\.[A-Za-z]+)'", source))
+    assert registered == contributed, registered ^ contributed
+    for want in ("prompt", "cancel", "rename", "sessions", "newSession", "setMode", "setModel"):
+        assert f"acpSidecar.{want}" in contributed
+
+    named = set(ACP_ID.findall(json.dumps(pkg))) | set(ACP_ID.findall(source))
+    assert named <= set(commands), f"not in CONTRACT: {named - set(commands)}"
+
+    settings = pkg["contributes"]["configuration"]["properties"]
+    for key in settings:
+        assert key.startswith("acpSidecar."), key
+        name = key.removeprefix("acpSidecar.")
+        if name not in EDITOR_ONLY_SETTINGS:
+            assert name in options, f"setting {key} is not an initializationOptions key"
+        if name in ENUMS:
+            assert set(settings[key]["enum"]) == ENUMS[name], key
+    for want in ("agent.command", "permissions", "rename.timeoutMs", "rename.fallback", "titles.maxLength"):
+        assert f"acpSidecar.{want}" in settings, want
+
+
+def _npm(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    npm = shutil.which("npm")
+    assert npm
+    return subprocess.run(
+        [npm, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
+
+
+@pytest.mark.timeout(900)
+def test_vscode_extension_builds_and_packages(tmp_path: Path) -> None:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    work = tmp_path / "vscode"
+    shutil.copytree(VSCODE, work, ignore=shutil.ignore_patterns("node_modules", "out", "*.vsix"))
+    steps = ((["ci", "--no-audit", "--no-fund"], 600), (["run", "compile"], 180), (["test"], 120))
+    for step, timeout in steps:
+        res = _npm(step, work, timeout)
+        assert res.returncode == 0, f"npm {' '.join(step)}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    res = _npm(["run", "package"], work, 300)
+    assert res.returncode == 0, f"npm run package:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    assert (work / "acp-sidecar.vsix").is_file()
+
+
+# ------------------------------------------------------------------ neovim
+def test_nvim_plugin_names_only_contract_commands(contract: tuple[dict[str, Any], frozenset[str]]) -> None:
+    commands, _ = contract
+    files = [*NVIM.rglob("*.lua"), *NVIM.rglob("*.txt")]
+    assert files
+    named: set[str] = set()
+    for f in files:
+        named |= set(ACP_ID.findall(f.read_text()))
+    assert named, "the plugin names no acp.* command"
+    assert named <= set(commands), f"not in CONTRACT: {named - set(commands)}"
+
+
+def test_docs_name_only_contract_commands(contract: tuple[dict[str, Any], frozenset[str]]) -> None:
+    commands, _ = contract
+    for doc in CONFIGS.rglob("*.md"):
+        if "node_modules" in doc.parts:
+            continue
+        named = set(ACP_ID.findall(doc.read_text()))
+        assert named <= set(commands), f"{doc}: not in CONTRACT: {named - set(commands)}"
+
+
+def test_lua_passes_luacheck() -> None:
+    luacheck = shutil.which("luacheck")
+    if luacheck is None:
+        pytest.skip("luacheck not installed (Debian package lua-check)")
+    res = subprocess.run(
+        [luacheck, "--config", str(NVIM / ".luacheckrc"), str(NVIM), str(REPO / "tests" / "nvim")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -1,0 +1,168 @@
+"""End to end: real headless Neovim + the plugin + the sidecar + the demo agent.
+
+Each test runs one or two Lua scenarios (tests/nvim/scenarios/) in
+``nvim --headless --clean -l`` and asserts on the JSON they write.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from nvim_harness import NvimEnv, NvimRun, wait_gone
+
+pytestmark = pytest.mark.nvim
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
+
+
+def ok(run: NvimRun) -> dict[str, Any]:
+    """The scenario ran to the end without a failed wait or an error."""
+    assert not run.timed_out, run.explain()
+    assert run.result.get("done") is True, run.explain()
+    assert not run.result.get("errors"), run.explain()
+    assert run.returncode == 0, run.explain()
+    return run.result
+
+
+def expected_statusline(status: dict[str, Any]) -> str:
+    """What the plugin's default statusline format shows for a status."""
+    title = status.get("title") or ""
+    if len(title) > 40:
+        title = title[:39] + "…"
+    return f"ACP: {title or 'no session'} [{status['state']}]"
+
+
+def check_statusline(sl: dict[str, Any], status: dict[str, Any]) -> str:
+    want = expected_statusline(status)
+    for key in ("expr_format", "expr_plain"):
+        got = sl[key]
+        assert "error" not in got, got
+        assert got["str"] == want, (key, got, want)
+        assert got["width"] == len(want), (key, got)
+    assert sl["concat"]["str"].startswith("[") and want in sl["concat"]["str"], sl["concat"]
+    assert sl["concat"]["str"].endswith("end"), sl["concat"]
+    assert sl["option_ok"], sl.get("option_error")
+    assert sl["text"] == want
+    return want
+
+
+def test_prompt_streams_into_transcript_and_quit_leaves_no_process(nvim_env: NvimEnv) -> None:
+    run = nvim_env.run("prompt")
+    res = ok(run)
+
+    # The turn ran to completion.
+    assert res["turn_ended"]["stopReason"] == "end_turn", res["turn_ended"]
+
+    # The agent's streamed text is in the transcript buffer.
+    transcript = res["transcript"]
+    joined = "\n".join(transcript)
+    agent_text = res["agent_text"].strip()
+    assert agent_text, "no agent_message_chunk arrived"
+    first_line = agent_text.splitlines()[0].strip()
+    assert first_line[:60] in joined, (first_line, transcript)
+    # The prompt is shown once, under a "You" header, before the agent's answer.
+    assert "### You" in transcript
+    assert joined.count(res["prompt"]) >= 1
+    assert joined.index(res["prompt"]) < joined.index(first_line[:60])
+    assert "### Agent" in transcript
+    assert res["transcript_name"] == "acp://transcript"
+    assert res["transcript_filetype"] == "markdown"
+    assert res["transcript_buftype"] == "nofile"
+    assert res["transcript_attached_clients"] == 0, "the sidecar must not attach to the transcript"
+    # The transcript window followed the stream (auto-scroll).
+    assert res["transcript_window_opened"]
+    assert res["transcript_cursor"][0] == res["transcript_line_count"], res
+
+    # The statusline shows the automatic title (from the first prompt's first words).
+    status = res["status"]
+    assert status["sessionId"] == res["session_id"]
+    assert status["title"] and "Hello" in status["title"], status
+    want = check_statusline(res["statusline"], status)
+    assert status["title"][:39] in want
+
+    # A prompt on a line range (document + range as context) runs too.
+    assert res["range_turn"]["stopReason"] == "end_turn", res["range_turn"]
+    assert res["range_turn"]["sessionId"] == res["session_id"]
+
+    # Quitting Neovim leaves no sidecar or agent process.
+    procs = res["processes"]
+    assert procs, "no sidecar process was found under Neovim"
+    assert any("acp-sidecar" in (p.get("cmdline") or "") for p in procs), procs
+    pids = {p: st for p, st in run.seen.items()}
+    for p in procs:
+        pids.setdefault(p["pid"], None)
+    left = wait_gone(pids, timeout=10)
+    assert not left, f"still running after Neovim quit: {left} {procs}"
+
+
+def test_rename_then_sessions_after_restart(nvim_env: NvimEnv) -> None:
+    first = ok(nvim_env.run("rename", {"ACP_TEST_TITLE": "New name"}))
+    sid = first["session_id"]
+    assert sid
+    states = [i.get("renameState") for i in first["rename_infos"]]
+    assert "pending" in states, first["rename_infos"]
+    final = [
+        i for i in first["rename_infos"] if i.get("renameState") in ("confirmed", "changed", "unconfirmed")
+    ]
+    assert final and final[-1]["renameState"] == "confirmed", first["rename_infos"]
+    assert final[-1]["title"] == "New name"
+    assert first["status"]["title"] == "New name"
+    want = check_statusline(first["statusline"], first["status"])
+    assert "New name" in want
+    # Nothing of the first Neovim is left before the second starts.
+    assert not wait_gone(nvim_env.runs[-1].seen, timeout=10)
+
+    second = ok(nvim_env.run("sessions", {"ACP_TEST_SESSION": sid, "ACP_TEST_TITLE": "New name"}))
+    picker = second["picker"]
+    assert picker, "vim.ui.select was not called for the sessions"
+    items = picker["items"]
+    entry = next((e for e in items if e.get("sessionId") == sid), None)
+    assert entry is not None, items
+    assert entry["title"] == "New name"
+    assert entry["titleSource"] in ("user", "agent"), entry
+    line = picker["formatted"][items.index(entry)]
+    assert "New name" in line and entry["titleSource"] in line, line
+    # Loading it makes it the active session, title intact.
+    assert second["status"]["sessionId"] == sid
+    assert second["status"]["title"] == "New name"
+    check_statusline(second["statusline"], second["status"])
+
+
+def test_title_with_percent_and_escape_does_not_break_statusline(nvim_env: NvimEnv) -> None:
+    res = ok(nvim_env.run("escape"))
+    status = res["status"]
+    title = status["title"]
+    # The sidecar sanitizes; the plugin sanitizes again: nothing of the escape reaches the UI.
+    assert "\x1b" not in title and not CONTROL.search(title), repr(title)
+    assert "100%" in title and "red" in title, repr(title)
+    want = check_statusline(res["statusline"], status)
+    shown = res["statusline"]["expr_format"]["str"]
+    assert "100% " in shown and "%%" not in shown and "\x1b" not in shown, repr(shown)
+    assert not CONTROL.search(shown), repr(shown)
+    assert shown == want
+
+
+def test_cancel_stops_running_turn(nvim_env: NvimEnv) -> None:
+    res = ok(nvim_env.run("cancel"))
+    ended = res["turn_ended"]
+    assert ended["stopReason"] == "cancelled", ended
+    turn_id = ended["turnId"]
+    ends = [t for t in res["turns"] if t.get("turnId") == turn_id and t.get("state") == "ended"]
+    assert len(ends) == 1, res["turns"]
+    assert res["cancel_to_end_s"] < 10, res["cancel_to_end_s"]
+    assert res["status"]["state"] == "idle"
+    assert "running" in res["states"] or "cancelling" in res["states"], res["states"]
+    assert any("cancelled" in line for line in res["transcript"]), res["transcript"]
+
+
+def test_new_session_mode_and_model(nvim_env: NvimEnv) -> None:
+    res = ok(nvim_env.run("mode"))
+    first = res["first_status"]
+    assert first["sessionId"]
+    assert res["after_mode"]["mode"] != first["mode"], (first, res["after_mode"])
+    assert res["after_model"]["model"] != first["model"], (first, res["after_model"])
+    # The agent reports its model option: :AcpModel completes its ids.
+    assert {"demo-fast", "demo-smart"} <= set(res["model_completion"]), res["model_completion"]
+    assert "_model: demo-smart_" in res["transcript"], res["transcript"]
