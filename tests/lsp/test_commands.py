@@ -212,7 +212,9 @@ async def test_helix_sees_results_and_errors_as_messages(workspace: Path, state_
         await ed.wait_message(lambda m: sid in m and "active" in m)
         await ed.prompt_and_wait("#title Helix visible title")
         await ed.command("acp.session.list")
-        await ed.wait_message(lambda m: m.startswith("ACP sessions") and "Helix visible title" in m and sid in m)
+        await ed.wait_message(
+            lambda m: m.startswith("ACP sessions") and "Helix visible title" in m and sid in m
+        )
         with pytest.raises(JsonRpcException):
             await ed.command("acp.session.load", "missing-id")
         await ed.wait_message(lambda m: m.startswith("acp.session.load: unknown session"))
