@@ -63,6 +63,23 @@ def _setup_logging(log_file: str | None, level: str) -> None:
     root.addHandler(handler)
 
 
+def _seconds(variable: str, default: float) -> float:
+    """A timeout from the environment in milliseconds; bad values fall back with a warning."""
+    raw = os.environ.get(variable)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+        if value <= 0:
+            raise ValueError
+    except ValueError:
+        logging.getLogger(__name__).warning(
+            "%s=%r is not a positive integer; using %g s", variable, raw, default
+        )
+        return default
+    return value / 1000
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list[:1] == ["demo-agent"]:
@@ -78,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         agent_command=shlex.split(args.agent) if args.agent else None,
         state_dir=state_dir(args.state_dir),
         env_agent=os.environ.get("ACP_SIDECAR_AGENT") or None,
+        request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
+        cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
     )
     server = build_server(launch)
     if args.tcp:

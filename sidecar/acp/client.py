@@ -103,7 +103,7 @@ class AcpClient:
         cwd: str | None = None,
         on_stderr_line: Callable[[str], None] | None = None,
         request_timeout: float = 60.0,
-        max_frame_bytes: int = 64 * 1024 * 1024,
+        max_frame_bytes: int = 16 * 1024 * 1024,
     ) -> None:
         self.process = AgentProcess(command, env=env, cwd=cwd, on_stderr_line=on_stderr_line)
         self.handler = handler

@@ -140,7 +140,7 @@ class Engine:
     # ================================================================== agent lifecycle
     async def start(self) -> None:
         """Start the agent; failures are reported, not raised (the editor stays usable)."""
-        self.titles.open()
+        await self.titles.open()
         self.emit_status()
         try:
             await self.ensure_agent()
@@ -295,7 +295,7 @@ class Engine:
                 self._end_turn(
                     session, session.current, None, {"code": errors.AGENT_DOWN, "message": "shutdown"}
                 )
-        self.titles.close()
+        await self.titles.aclose()
 
     def kill_agent_now(self) -> None:
         if self.client is not None:
@@ -416,7 +416,7 @@ class Engine:
         client = await self.ensure_agent()
         result = await self._agent_call(client.new_session(path))
         session = self._register(result["sessionId"], path, (), result)
-        self.titles.session_created(session)
+        await self.titles.session_created(session)
         self._flush_early_updates(session)
         self._activate(session)
         return session.session_id
@@ -429,7 +429,7 @@ class Engine:
             raise errors.invalid("sessionId must be a non-empty string")
         client = await self.ensure_agent()
         known = self.sessions.get(session_id)
-        record_cwd = self.titles.cwd_of(session_id)
+        record_cwd = await self.titles.cwd_of(session_id)
         if cwd is None:
             cwd = known.cwd if known else (record_cwd or default_cwd)
         if cwd is None:
@@ -473,7 +473,7 @@ class Engine:
                 self.sessions.pop(session_id, None)
             raise
         session = self._register(session_id, cwd, (), result)
-        self.titles.session_attached(session)
+        await self.titles.session_attached(session)
         return session
 
     async def ensure_attached(self, session: Session) -> AcpClient:
@@ -492,7 +492,7 @@ class Engine:
             targets: list[str | None] = [cwd] if cwd else (list(all_cwds) or [None])
             for one in targets:
                 await self._agent_call(self.titles.reconcile(client, one))
-        return self.titles.entries(cwd, all_cwds, self.active_id)
+        return await self.titles.entries(cwd, all_cwds, self.active_id)
 
     # ================================================================== updates from the agent
     async def on_session_update(self, params: JsonObj) -> None:

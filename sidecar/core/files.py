@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from .errors import SidecarError, invalid, path_refused
+
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def resolve_inside(raw: object, roots: Iterable[str]) -> Path:
@@ -26,6 +29,9 @@ def resolve_inside(raw: object, roots: Iterable[str]) -> Path:
         raise path_refused(raw, "'~' is not expanded; send an absolute path")
     if "://" in raw or raw.startswith("file:"):
         raise path_refused(raw, "send a file system path, not a URI")
+    if _PERCENT_ESCAPE.search(raw):
+        # A client that decodes it would see another path than the one we check.
+        raise path_refused(raw, "the path looks URL-encoded (%XX); send the decoded path")
     if not os.path.isabs(raw):
         raise path_refused(raw, "the path is not absolute")
     try:

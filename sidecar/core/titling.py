@@ -11,10 +11,11 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..acp import AcpClient
 from ..titles import (
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
+T = TypeVar("T")
 
 
 def _now_iso() -> str:
@@ -58,7 +60,25 @@ def _under_any(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
+def _replace_with(record: TitleRecord) -> Callable[[TitleRecord | None], TitleRecord | None]:
+    def write(_stored: TitleRecord | None) -> TitleRecord | None:
+        return record
+
+    return write
+
+
 class Titling:
+    """Titles of this process's sessions, kept in memory and persisted in the background.
+
+    The SQLite store lives behind one worker thread: a database locked by
+    another sidecar, or a slow disk, never stalls the event loop. Each change is
+    applied at once to the in-memory record (so the editor sees it immediately)
+    and then re-applied inside a store transaction (so concurrent sidecars
+    merge); a write that fails is retried until it lands.
+    """
+
+    RETRY_SECONDS = 5.0
+
     def __init__(self, engine: Engine, options: EngineOptions) -> None:
         self.engine = engine
         self.options = options
@@ -66,21 +86,38 @@ class Titling:
         self.agent_key: str | None = None
         self.tracker = RenameTracker(fallback=RenameFallback(options.rename_fallback))
         self._timers: dict[str, asyncio.Task[None]] = {}
-        # Titles for sessions whose agent identity is not known yet (before initialize).
         self._cache: dict[str, TitleRecord] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="titles")
+        self._in_flight: dict[str, int] = {}
+        self._dirty: set[str] = set()
+        self._retry_task: asyncio.Task[None] | None = None
+        self._last_error_at = 0.0
+        # A counter of local changes, so a slow store answer never overwrites a newer one.
+        self._changes = 0
+        self._changed_at: dict[str, int] = {}
 
     # ------------------------------------------------------------------ lifecycle
-    def open(self) -> None:
+    async def open(self) -> None:
         path = self.options.state_dir / "titles.sqlite3"
-        self.store = TitleStore.open_or_memory(path)
+        self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
         for warning in self.store.warnings:
             self.engine.listener.on_error(warning)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
-        if self.store is not None:
-            self.store.close()
+        if self._retry_task is not None:
+            self._retry_task.cancel()
+        with contextlib.suppress(Exception):
+            # Everything queued lands first; then one more try for what failed.
+            await asyncio.wait_for(self._in_store(lambda: None), 5)
+            self._persist_dirty()
+            await asyncio.wait_for(self._in_store(lambda: None), 5)
+        store = self.store
+        if store is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._in_store(store.close), 5)
+        self._executor.shutdown(wait=False)
 
     def agent_ready(self, agent_key: str) -> None:
         self.agent_key = agent_key
@@ -93,37 +130,98 @@ class Titling:
         return sanitize_text(text, max_length)
 
     # ------------------------------------------------------------------ store access
-    def _update(self, session_id: str, fn: Any) -> TitleRecord | None:
-        """Apply a rules function in one store transaction; storage trouble is reported, not fatal."""
-        assert self.store is not None
+    async def _in_store(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+
+    def _report(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if now - self._last_error_at > 30:  # one message per burst, not one per write
+            self._last_error_at = now
+            self.engine.listener.on_error(
+                f"title cache: {exc} Titles are kept in memory and saved when it works again."
+            )
+        self.engine.listener.on_log("warning", f"title cache: {exc}")
+
+    def _update(
+        self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]
+    ) -> TitleRecord | None:
+        """Apply a rules function now in memory, then in a store transaction; the new record if changed."""
+        old = self._cache.get(session_id)
+        new = fn(old)
+        if new is None or new == old:
+            return None
+        self._cache[session_id] = new
+        self._changes += 1
+        self._changed_at[session_id] = self._changes
+        self._persist(session_id, fn)
+        return new
+
+    def _persist(self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]) -> None:
+        store = self.store
+        if store is None:
+            self._dirty.add(session_id)
+            return
+        key = self.key
+        loop = asyncio.get_running_loop()
+        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
+        future = self._executor.submit(store.update, key, session_id, fn)
+        future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._persisted, session_id, f))
+
+    def _persisted(
+        self, session_id: str, future: Future[tuple[TitleRecord | None, TitleRecord | None]]
+    ) -> None:
+        self._in_flight[session_id] -= 1
         try:
-            old, new = self.store.update(self.key, session_id, fn)
+            _old, stored = future.result()
         except StoreUnavailable as exc:
-            self.engine.listener.on_error(f"title cache: {exc}")
-            current = self._cache.get(session_id)
-            new = fn(current)
-            old = current
-        if new is not None:
-            self._cache[session_id] = new
-        return new if new != old else None
+            self._report(exc)
+            self._dirty.add(session_id)
+            if self._retry_task is None or self._retry_task.done():
+                self._retry_task = self.engine.spawn(self._retry_later(), "titles-retry")
+            return
+        except Exception as exc:  # a bug must not lose the in-memory title
+            log.exception("persisting the title of %s failed", session_id)
+            self._report(exc)
+            self._dirty.add(session_id)
+            return
+        if self._in_flight[session_id] == 0 and stored is not None and stored != self._cache.get(session_id):
+            # Another sidecar changed this session meanwhile: the merged record wins.
+            self._cache[session_id] = stored
+            self._emit(stored)
+
+    async def _retry_later(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(self.RETRY_SECONDS)
+            self._persist_dirty()
+
+    def _persist_dirty(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for session_id in dirty:
+            record = self._cache.get(session_id)
+            if record is not None:
+                self._persist(session_id, _replace_with(record))
 
     def record(self, session_id: str) -> TitleRecord | None:
-        if self.store is not None:
-            try:
-                found = self.store.get(self.key, session_id)
-            except StoreUnavailable:
-                found = None
-            if found is not None:
-                return found
         return self._cache.get(session_id)
 
     def title_of(self, session_id: str) -> str | None:
-        rec = self.record(session_id)
+        rec = self._cache.get(session_id)
         return rec.title if rec else None
 
-    def cwd_of(self, session_id: str) -> str | None:
-        rec = self.record(session_id)
+    async def cwd_of(self, session_id: str) -> str | None:
+        rec = self._cache.get(session_id) or await self._stored(session_id)
         return rec.cwd if rec else None
+
+    async def _stored(self, session_id: str) -> TitleRecord | None:
+        store = self.store
+        if store is None:
+            return None
+        key = self.key
+        try:
+            return await self._in_store(lambda: store.get(key, session_id))
+        except StoreUnavailable as exc:
+            self._report(exc)
+            return None
 
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
@@ -132,8 +230,12 @@ class Titling:
         self.engine.emit_status()
 
     # ------------------------------------------------------------------ session life
-    def session_created(self, session: Session) -> None:
+    async def session_created(self, session: Session) -> None:
         cwd, sid, now = session.cwd, session.session_id, time.time()
+        if sid not in self._cache:
+            stored = await self._stored(sid)
+            if stored is not None:
+                self._cache[sid] = stored
 
         def ensure(rec: TitleRecord | None) -> TitleRecord:
             if rec is None:
@@ -142,8 +244,8 @@ class Titling:
 
         self._emit(self._update(sid, ensure))
 
-    def session_attached(self, session: Session) -> None:
-        self.session_created(session)
+    async def session_attached(self, session: Session) -> None:
+        await self.session_created(session)
 
     def first_prompt(self, session: Session, text: str) -> None:
         title = fallback_title(text)
@@ -261,15 +363,24 @@ class Titling:
     async def reconcile(self, client: AcpClient, cwd: str | None) -> None:
         sessions, complete = await client.list_sessions(cwd)
         listed = [entry for entry in map(ListedSession.from_acp, sessions) if entry is not None]
-        assert self.store is not None
+        store = self.store
+        if store is None:
+            return
+        key, max_len = self.key, self.options.titles_max_length
+        before = self._changes
         try:
-            changed = self.store.reconcile(
-                self.key, cwd, listed, complete, max_length=self.options.titles_max_length
+            changed = await self._in_store(
+                lambda: store.reconcile(key, cwd, listed, complete, max_length=max_len)
             )
         except StoreUnavailable as exc:
-            self.engine.listener.on_error(f"title cache: {exc}")
+            self._report(exc)
             return
         for rec in changed:
+            sid = rec.session_id
+            if sid in self._cache:
+                if self._in_flight.get(sid) or self._changed_at.get(sid, 0) > before:
+                    continue  # changed here meanwhile: that newer record stands
+                self._cache[sid] = rec
             self.engine.listener.on_session_info(rec.to_session_info())
         if changed:
             self.engine.emit_status()
@@ -281,13 +392,21 @@ class Titling:
         with contextlib.suppress(Exception):
             await self.reconcile(client, None)
 
-    def entries(self, cwd: str | None, all_cwds: Sequence[str], active_id: str | None) -> list[JsonObj]:
-        assert self.store is not None
+    async def entries(self, cwd: str | None, all_cwds: Sequence[str], active_id: str | None) -> list[JsonObj]:
+        store, key = self.store, self.key
+        records: list[TitleRecord] = []
         try:
-            records = self.store.list(self.key, cwd)
+            if store is not None:
+                # The worker is FIFO: our own queued writes land before this read.
+                records = await self._in_store(lambda: store.list(key, cwd))
         except StoreUnavailable as exc:
-            self.engine.listener.on_error(f"title cache: {exc}")
-            records = list(self._cache.values())
+            self._report(exc)
+        # What this process knows is the freshest (it may not be stored yet).
+        by_id = {r.session_id: r for r in records}
+        for rec in self._cache.values():
+            if cwd is None or rec.cwd == cwd:
+                by_id[rec.session_id] = rec
+        records = sorted(by_id.values(), key=lambda r: (-r.sort_key, r.session_id))
         if cwd is None and all_cwds:
             records = [r for r in records if r.cwd is not None and _under_any(r.cwd, all_cwds)]
         return [r.to_session_entry(r.session_id == active_id) for r in records]

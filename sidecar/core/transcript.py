@@ -20,11 +20,83 @@ _MESSAGE_KINDS = {
 }
 
 
-@dataclass
+# Chunks are kept as they come and joined in blocks of this many: appending is
+# O(1) (a `str +=` on an attribute copies the whole message every time, which
+# made a long message quadratic), and cutting the head drops whole blocks.
+_BLOCK_PARTS = 512
+# A block this large whose cut-away head is over half of it is sliced, so cut
+# text never stays alive for long.
+_BIG_BLOCK = 64 * 1024
+
+
 class Message:
-    role: str
-    text: str = ""
-    message_id: str | None = None
+    """One message of the conversation; `text` joins its chunks on demand."""
+
+    __slots__ = ("_blocks", "_offset", "_tail", "message_id", "role", "size")
+
+    def __init__(self, role: str, text: str = "", message_id: str | None = None) -> None:
+        self.role = role
+        self.message_id = message_id
+        self._blocks: deque[str] = deque()  # joined, oldest first
+        self._offset = 0  # characters of _blocks[0] already cut away
+        self._tail: list[str] = [text] if text else []  # recent chunks, not joined yet
+        self.size = len(text)
+
+    def __repr__(self) -> str:
+        return f"Message(role={self.role!r}, text={self.text!r}, message_id={self.message_id!r})"
+
+    def append(self, text: str) -> None:
+        tail = self._tail
+        tail.append(text)
+        self.size += len(text)
+        if len(tail) >= _BLOCK_PARTS:
+            self._blocks.append("".join(tail))
+            self._tail = []
+
+    def _seal(self) -> None:
+        if self._tail:
+            self._blocks.append("".join(self._tail))
+            self._tail = []
+
+    @property
+    def text(self) -> str:
+        self._seal()
+        blocks = self._blocks
+        if not blocks:
+            return ""
+        if len(blocks) > 1 or self._offset:
+            whole = "".join(blocks)[self._offset :]
+            blocks.clear()
+            blocks.append(whole)
+            self._offset = 0
+        return blocks[0]
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._blocks.clear()
+        self._offset = 0
+        self._tail = [value] if value else []
+        self.size = len(value)
+
+    def cut_head(self, count: int) -> None:
+        """Drop the first `count` characters (at most `size`)."""
+        count = min(count, self.size)
+        self.size -= count
+        blocks = self._blocks
+        while count > 0:
+            if not blocks:
+                self._seal()
+            head = len(blocks[0]) - self._offset
+            if count >= head:
+                blocks.popleft()
+                self._offset = 0
+                count -= head
+            else:
+                self._offset += count
+                count = 0
+        if blocks and self._offset > _BIG_BLOCK and self._offset * 2 > len(blocks[0]):
+            blocks[0] = blocks[0][self._offset :]
+            self._offset = 0
 
 
 @dataclass
@@ -84,11 +156,12 @@ class Transcript:
         message_id = update.get("messageId") if isinstance(update.get("messageId"), str) else None
         last = self.messages[-1] if self.messages else None
         if last is not None and last.role == role and (message_id is None or last.message_id == message_id):
-            last.text += text
+            last.append(text)
         else:
             self.messages.append(Message(role, text, message_id))
         self.chars += len(text)
-        self._trim()
+        if self.chars > self.max_chars:
+            self._trim()
 
     def _tool_call(self, update: JsonObj, replace: bool) -> None:
         call_id = update.get("toolCallId")
@@ -108,13 +181,13 @@ class Transcript:
     def _trim(self) -> None:
         while self.chars > self.max_chars and len(self.messages) > 1:
             old = self.messages.popleft()
-            self.chars -= len(old.text)
-            self.dropped_chars += len(old.text)
+            self.chars -= old.size
+            self.dropped_chars += old.size
         if self.chars > self.max_chars and self.messages:
             # One giant message: keep its tail.
             last = self.messages[-1]
             cut = self.chars - self.max_chars
-            last.text = last.text[cut:]
+            last.cut_head(cut)
             self.chars -= cut
             self.dropped_chars += cut
 

@@ -37,6 +37,27 @@ STDERR_LINES_PER_SECOND = 200
 LOG_LINE_MAX = 2_000
 
 
+class EditorLogHandler(logging.Handler):
+    """The sidecar's own warnings and errors, also shown in the editor's log (window/logMessage)."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        super().__init__(logging.WARNING)
+        self.bridge = bridge
+        self._busy = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._busy or record.name.startswith("pygls"):
+            return  # pygls logs its own sends: forwarding those would recurse
+        self._busy = True
+        try:
+            level = "error" if record.levelno >= logging.ERROR else "warning"
+            self.bridge.on_log(level, f"[sidecar] {record.getMessage()}")
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy = False
+
+
 class Bridge:
     def __init__(self, server: AcpLanguageServer) -> None:
         self.server = server
@@ -47,6 +68,7 @@ class Bridge:
         self._log_count = 0
         self._log_dropped = 0
         self._last_title: dict[str, str | None] = {}
+        self.log_handler = EditorLogHandler(self)
 
     # ------------------------------------------------------------------ helpers
     def notify(self, method: str, params: Any) -> None:
@@ -248,9 +270,18 @@ class Bridge:
         return True
 
     async def apply_edit(self, edit: types.WorkspaceEdit, label: str) -> None:
-        result = await self.server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        )
+        timeout = self.server.engine.options.request_timeout if self.server.engine else 60.0
+        try:
+            result = await asyncio.wait_for(
+                self.server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=label)
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise SidecarError(
+                -32603, f"the editor did not answer workspace/applyEdit within {timeout:g} s"
+            ) from None
         if result is None or not getattr(result, "applied", False):
             reason = getattr(result, "failure_reason", None) if result is not None else None
             raise SidecarError(-32603, f"the editor rejected the edit{': ' + reason if reason else ''}")

@@ -318,6 +318,7 @@ def register(server: AcpLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: AcpLanguageServer, params: types.InitializedParams) -> None:
+        logging.getLogger("sidecar").addHandler(ls.bridge.log_handler)
         for problem in ls.option_problems:
             ls.bridge.show_message(types.MessageType.Error, f"acp-sidecar: {problem}")
         ls.start_engine()

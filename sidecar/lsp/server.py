@@ -41,6 +41,8 @@ class LaunchConfig:
     agent_command: list[str] | None
     state_dir: Path
     env_agent: str | None
+    request_timeout: float = 60.0
+    cancel_timeout: float = 10.0
 
 
 class AcpLanguageServer(LanguageServer):
@@ -108,6 +110,8 @@ class AcpLanguageServer(LanguageServer):
             rename_timeout_ms=opts.rename_timeout_ms,
             rename_fallback=opts.rename_fallback,
             titles_max_length=opts.titles_max_length,
+            request_timeout=self.launch.request_timeout,
+            cancel_timeout=self.launch.cancel_timeout,
         )
         self.engine = Engine(engine_options, self.bridge, self.bridge)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
