@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
@@ -45,9 +47,46 @@ class LaunchConfig:
     cancel_timeout: float = 10.0
 
 
+class _Malformed:
+    """A request whose params pygls could not structure: it still deserves an answer."""
+
+    def __init__(self, msg_id: Any, method: str, reason: str) -> None:
+        self.id = msg_id
+        self.method = method
+        self.reason = reason
+
+
+class AcpProtocol(LanguageServerProtocol):
+    """Every request gets exactly one answer, also where pygls would stay silent:
+    requests after `shutdown` (LSP wants InvalidRequest) and requests whose params
+    do not fit the method's type (pygls logs them and answers nothing)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "jsonrpc" in data and "id" in data and isinstance(data.get("method"), str):
+                return _Malformed(data["id"], data["method"], exc.message or type(exc).__name__)
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, _Malformed):
+            error = JsonRpcInvalidParams(f"{message.method}: invalid params ({message.reason})")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+            self._send_response(
+                message.id,
+                error=JsonRpcInvalidRequest(f"{method}: the server is shutting down").to_response_error(),
+            )
+            return
+        super().handle_message(message)
+
+
 class AcpLanguageServer(LanguageServer):
     def __init__(self, launch: LaunchConfig) -> None:
-        super().__init__("acp-sidecar", __version__)
+        super().__init__("acp-sidecar", __version__, protocol_cls=AcpProtocol)
         self.launch = launch
         self.options = Options()
         self.option_problems: list[str] = []

@@ -120,6 +120,7 @@ class Editor:
         self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
         self.permission_choice: str | None = "Allow"  # action title to click; None = dismiss
         self.apply_edits = True
+        self.apply_edit_never_answers = False
         self.hold_message_requests = False
         self.docs: dict[str, tuple[int, str]] = {}
         self.init_result: types.InitializeResult | None = None
@@ -238,9 +239,11 @@ def _install_handlers(client: LanguageClient, editor_ref: list[Editor]) -> None:
         return None
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def apply_edit(_client: LanguageClient, params: Any) -> types.ApplyWorkspaceEditResult:
+    async def apply_edit(_client: LanguageClient, params: Any) -> types.ApplyWorkspaceEditResult:
         editor = editor_ref[0]
         editor.applied_edits.append(params)
+        if editor.apply_edit_never_answers:
+            await asyncio.Event().wait()
         if not editor.apply_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
         return types.ApplyWorkspaceEditResult(applied=True)
@@ -298,11 +301,12 @@ async def open_editor(
         with contextlib.suppress(Exception):
             async with asyncio.timeout(15):
                 await client.shutdown_session()
-        with contextlib.suppress(Exception):
-            await client.stop()
         if server is not None and server.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 server.kill()
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(10):
+                await client.stop()
         for pid in kids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, 9)
