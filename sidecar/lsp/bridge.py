@@ -144,6 +144,7 @@ class Bridge:
     def on_status(self, status: JsonObj) -> None:
         self.coalescer.flush()
         self.notify("acp/status", status)
+        self.server.status_diagnostic.status(status)
 
     def on_session_info(self, info: JsonObj) -> None:
         self.coalescer.flush()

@@ -323,6 +323,18 @@ def register(server: AcpLanguageServer) -> None:
             ls.bridge.show_message(types.MessageType.Error, f"acp-sidecar: {problem}")
         ls.start_engine()
 
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.status_diagnostic.focus(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.status_diagnostic.focus(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.status_diagnostic.closed(params.text_document.uri)
+
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: AcpLanguageServer, *args: Any) -> None:
         await ls.stop()

@@ -24,6 +24,7 @@ from ..core.errors import SidecarError
 from ..titles import sanitize_text
 from .bridge import Bridge
 from .options import Options
+from .status_diagnostic import StatusDiagnostic
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class AcpLanguageServer(LanguageServer):
         self.option_problems: list[str] = []
         self.engine: Engine | None = None
         self.bridge = Bridge(self)
+        self.status_diagnostic = StatusDiagnostic(self)
         self.stopping = False
         # Helix drops command results and shows errors only in its log: echo them as messages.
         self.echo_results = False

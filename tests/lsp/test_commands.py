@@ -227,3 +227,28 @@ async def test_helix_sees_results_and_errors_as_messages(workspace: Path, state_
 async def test_lua_empty_table_argument(workspace: Path, state_dir: Path) -> None:
     async with open_editor("neovim", workspace, state_dir) as ed:
         assert (await ed.command("acp.status", []))["state"] == "idle"
+
+
+async def test_status_diagnostic_follows_the_user(workspace: Path, state_dir: Path) -> None:
+    options = {"notify": {"statusDiagnostic": True}}
+    async with open_editor("helix", workspace, state_dir, init_options=options) as ed:
+        readme = ed.open(workspace / "README.md")
+        await ed.command("acp.session.new")
+        await ed.prompt_and_wait("#title Shown as a diagnostic")
+
+        async def diagnostic_text(uri: str) -> str:
+            async with asyncio.timeout(10):
+                while True:
+                    found = [d.message for d in ed.client.diagnostics.get(uri, []) if d.source == "acp"]
+                    if found and "Shown as a diagnostic" in found[0]:
+                        return found[0]
+                    await asyncio.sleep(0.02)
+
+        assert "idle" in await diagnostic_text(readme)
+        app = ed.open(workspace / "src" / "app.py")
+        await diagnostic_text(app)
+        assert not ed.client.diagnostics.get(readme), "it moved to the document in focus"
+    async with open_editor("helix", workspace, state_dir) as ed:
+        uri = ed.open(workspace / "README.md")
+        await asyncio.sleep(0.3)
+        assert not ed.client.diagnostics.get(uri), "off by default"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -270,18 +272,43 @@ def test_unusable_location_falls_back_to_memory(tmp_path: Path) -> None:
     s.close()
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions")
-def test_read_only_directory_falls_back_to_memory(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def unwritable_directory(tmp_path: Path) -> Iterator[Path]:
+    """A directory nobody can create files in, root included.
+
+    Permissions do not stop root, so as root the directory is made immutable
+    (chattr +i); where that is not possible either, a path below a regular file.
+    """
     locked = tmp_path / "locked"
     locked.mkdir()
-    locked.chmod(0o500)
+    if os.geteuid() != 0:
+        locked.chmod(0o500)
+        try:
+            yield locked
+        finally:
+            locked.chmod(0o700)
+        return
+    immutable = subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode == 0
+    if not immutable:
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a directory")
+        yield blocker / "locked"
+        return
     try:
+        yield locked
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=True)
+
+
+def test_read_only_directory_falls_back_to_memory(tmp_path: Path) -> None:
+    with unwritable_directory(tmp_path) as locked:
+        with pytest.raises(OSError):
+            (locked / "probe").write_text("x")
         s = TitleStore.open_or_memory(locked / "titles.db")
         assert s.in_memory and s.warnings
         put_title(s, "s1", "ok")
+        assert s.get(A, "s1") is not None
         s.close()
-    finally:
-        locked.chmod(0o700)
 
 
 def test_disk_full_raises_and_keeps_earlier_rows(store: TitleStore) -> None:

@@ -1,0 +1,69 @@
+"""notify.statusDiagnostic: the status line as one information diagnostic.
+
+For editors that show neither custom notifications nor progress text, the
+status (title, state) appears as a diagnostic on the first line of the
+document the user last opened or edited; it moves with the user.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from .server import AcpLanguageServer
+
+SOURCE = "acp"
+
+
+class StatusDiagnostic:
+    def __init__(self, server: AcpLanguageServer) -> None:
+        self.server = server
+        self.uri: str | None = None
+        self.text: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.server.options.status_diagnostic
+
+    def focus(self, uri: str) -> None:
+        """The user is in `uri` now: the diagnostic follows."""
+        if not self.enabled or uri == self.uri:
+            return
+        if self.uri is not None:
+            self._publish(self.uri, [])
+        self.uri = uri
+        self._show()
+
+    def closed(self, uri: str) -> None:
+        if uri == self.uri:
+            self._publish(uri, [])
+            self.uri = None
+
+    def status(self, status: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        text = status.get("text")
+        self.text = text if isinstance(text, str) else None
+        self._show()
+
+    def _show(self) -> None:
+        if self.uri is None or not self.text:
+            return
+        diagnostic = types.Diagnostic(
+            range=types.Range(
+                start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+            ),
+            message=self.text,
+            severity=types.DiagnosticSeverity.Information,
+            source=SOURCE,
+        )
+        self._publish(self.uri, [diagnostic])
+
+    def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        if self.server.stopping:
+            return
+        self.server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
