@@ -125,3 +125,19 @@ async def test_echoed_user_chunks_are_dropped(profile: str, workspace: Path, sta
         admitted, _ = await ed.prompt_and_wait("#echo #chunks=2 please echo me")
         echoed = ed.text_of(admitted["turnId"], "user_message_chunk")
         assert "please echo me" not in echoed
+
+
+async def test_agent_stderr_reaches_the_log_bounded(profile: str, workspace: Path, state_dir: Path) -> None:
+    async with open_editor(profile, workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        started = asyncio.get_running_loop().time()
+        _, end = await ed.prompt_and_wait("#stderr=2000000 #chunks=1 noisy")
+        assert end["stopReason"] == "end_turn"
+        await asyncio.sleep(1.2)  # the next rate window reports what was dropped
+        await ed.prompt_and_wait("#stderr=10 #chunks=1 quiet")
+        elapsed = asyncio.get_running_loop().time() - started
+        agent_lines = [m.message for m in ed.client.log_messages if m.message.startswith("[agent]")]
+        assert agent_lines, "agent stderr reaches window/logMessage"
+        assert len(agent_lines) <= 200 * (elapsed + 2), len(agent_lines)
+        assert any("stderr lines not shown" in line for line in agent_lines)
+        assert all(len(line) <= 2_010 for line in agent_lines)
