@@ -26,6 +26,7 @@ from ..acp import (
     ConnectionClosed,
 )
 from ..acp.errors import RESOURCE_NOT_FOUND
+from ..tasks import OwnedTasks
 from . import errors
 from .agent_names import AgentNames
 from .errors import SidecarError
@@ -109,7 +110,7 @@ class Engine:
         self.active_id: str | None = None
         self._turn_ids = itertools.count(1)
         self._perm_ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks("engine", self._task_failed)
         self._last_status: JsonObj | None = None
         self._start_lock = asyncio.Lock()
         self._restarts: list[float] = []
@@ -124,18 +125,10 @@ class Engine:
     # ================================================================== tasks
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
         """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
+        return self._tasks.spawn(coro, name)
 
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            exc = task.exception()
-            log.error("task %s failed: %r", task.get_name(), exc, exc_info=exc)
-            self.listener.on_log("error", f"internal error in {task.get_name()}: {exc!r}")
+    def _task_failed(self, name: str, exc: BaseException) -> None:
+        self.listener.on_log("error", f"internal error in {name}: {exc!r}")
 
     # ================================================================== agent lifecycle
     async def start(self) -> None:
@@ -284,12 +277,7 @@ class Engine:
                     await self.client.cancel(session.session_id)
         if self.client is not None:
             await self.client.stop(grace=1.0)
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._tasks.aclose()
         for session in self.sessions.values():
             if session.current is not None:
                 self._end_turn(
