@@ -10,8 +10,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import platformdirs
-
 from . import __version__
 
 APP = "acp-sidecar"
@@ -23,6 +21,8 @@ def state_dir(cli_value: str | None) -> Path:
     env = os.environ.get("ACP_SIDECAR_STATE_DIR")
     if env:
         return Path(env).expanduser().resolve()
+    import platformdirs  # only for this default: not on every start's path
+
     return Path(platformdirs.user_state_dir(APP))
 
 

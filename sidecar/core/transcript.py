@@ -22,8 +22,9 @@ _MESSAGE_KINDS = {
 
 # Chunks are kept as they come and joined in blocks of this many: appending is
 # O(1) (a `str +=` on an attribute copies the whole message every time, which
-# made a long message quadratic), and cutting the head drops whole blocks.
-_BLOCK_PARTS = 512
+# made a long message quadratic), and cutting the head drops whole blocks. A
+# message's unjoined tail is joined once the next message starts.
+_BLOCK_PARTS = 128
 # A block this large whose cut-away head is over half of it is sliced, so cut
 # text never stays alive for long.
 _BIG_BLOCK = 64 * 1024
@@ -53,14 +54,15 @@ class Message:
             self._blocks.append("".join(tail))
             self._tail = []
 
-    def _seal(self) -> None:
+    def seal(self) -> None:
+        """Join the chunks not joined yet (they cost an object each until then)."""
         if self._tail:
             self._blocks.append("".join(self._tail))
             self._tail = []
 
     @property
     def text(self) -> str:
-        self._seal()
+        self.seal()
         blocks = self._blocks
         if not blocks:
             return ""
@@ -85,7 +87,7 @@ class Message:
         blocks = self._blocks
         while count > 0:
             if not blocks:
-                self._seal()
+                self.seal()
             head = len(blocks[0]) - self._offset
             if count >= head:
                 blocks.popleft()
@@ -158,6 +160,8 @@ class Transcript:
         if last is not None and last.role == role and (message_id is None or last.message_id == message_id):
             last.append(text)
         else:
+            if last is not None:
+                last.seal()
             self.messages.append(Message(role, text, message_id))
         self.chars += len(text)
         if self.chars > self.max_chars:

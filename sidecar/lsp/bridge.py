@@ -75,7 +75,12 @@ class Bridge:
         if self.server.stopping:
             return
         try:
-            self.server.protocol.notify(method, params)
+            # Our params are plain JSON dicts: give pygls the message as one, so
+            # it skips building an attrs message and unstructuring it with
+            # cattrs (3-4x the cost of the encoding itself). Same writer, same
+            # framing and the same bytes as `protocol.notify`, written in order
+            # with pygls' own messages.
+            self.server.protocol._send_data({"method": method, "jsonrpc": "2.0", "params": params})
         except (BrokenPipeError, ValueError, OSError):
             # The editor is gone; shutdown follows from stdin EOF.
             self.server.stopping = True
@@ -108,8 +113,12 @@ class Bridge:
 
     # ------------------------------------------------------------------ EngineListener
     def on_session_update(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
-        self.coalescer.push(session_id, turn_id, replay, update)
-        if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
+        # A text chunk never changes what progress shows: only other updates go there.
+        if (
+            not self.coalescer.push(session_id, turn_id, replay, update)
+            and turn_id is not None
+            and (progress := self.progress.get(turn_id)) is not None
+        ):
             progress.on_update(update)
 
     def _send_update(self, params: JsonObj) -> None:

@@ -21,20 +21,6 @@ _CONTENT_KEYS = frozenset({"type", "text"})
 Emit = Callable[[JsonObj], None]
 
 
-def _plain_text_chunk(update: JsonObj) -> str | None:
-    if update.get("sessionUpdate") not in CHUNK_KINDS or not _CHUNK_KEYS.issuperset(update):
-        return None
-    content = update.get("content")
-    if (
-        not isinstance(content, dict)
-        or content.get("type") != "text"
-        or not _CONTENT_KEYS.issuperset(content)
-    ):
-        return None
-    text = content.get("text")
-    return text if isinstance(text, str) else None
-
-
 class Coalescer:
     def __init__(self, emit: Emit, window: float = 0.02, max_chars: int = 32 * 1024) -> None:
         self._emit = emit
@@ -48,14 +34,24 @@ class Coalescer:
         self.chunks_in = 0
         self.notifications_out = 0
 
-    def push(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+    def push(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> bool:
+        """Take one update; True when it was a plain text chunk (held for joining)."""
         self.chunks_in += 1
-        text = _plain_text_chunk(update)
-        if text is None:
+        # _plain_text_chunk, inlined: this runs once per agent frame.
+        kind = update.get("sessionUpdate")
+        content = update.get("content")
+        if (
+            kind not in CHUNK_KINDS
+            or not isinstance(content, dict)
+            or content.get("type") != "text"
+            or not isinstance(text := content.get("text"), str)
+            or not _CHUNK_KEYS.issuperset(update)
+            or not _CONTENT_KEYS.issuperset(content)
+        ):
             self.flush()
             self._send(session_id, turn_id, replay, update)
-            return
-        key = (session_id, turn_id, replay, update.get("sessionUpdate"), update.get("messageId"))
+            return False
+        key = (session_id, turn_id, replay, kind, update.get("messageId"))
         if key != self._key:
             self.flush()
             self._key = key
@@ -65,6 +61,7 @@ class Coalescer:
         self._size += len(text)
         if self._size >= self.max_chars:
             self.flush()
+        return True
 
     def flush(self) -> None:
         if self._timer is not None:
