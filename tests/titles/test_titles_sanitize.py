@@ -379,3 +379,13 @@ def test_fallback_title_properties(prompt: str, max_words: int, max_bytes: int) 
     if source.startswith(core) and len(core) < len(source):
         assert not sanitize_module._is_extend(source[len(core)]), repr(source[len(core)])
         assert core[-1] not in JOINERS
+
+
+@given(st.text(max_size=60))
+def test_plain_fast_path_agrees_with_the_full_pass(raw: str) -> None:
+    from sidecar.titles import sanitize as module
+
+    if module._plain(raw):
+        fast = module._SPACE_RUN.sub(" ", raw).strip(" ")
+        # A zero-width space (dropped by the full pass) forces the full pass.
+        assert fast == sanitize_text(raw + "\u200b", 10_000), "same as the full pass"
