@@ -21,9 +21,10 @@ import itertools
 import json
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
+from ..tasks import OwnedTasks
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -113,7 +114,7 @@ class JsonRpcConnection:
         self._queue_ready: asyncio.Future[None] | None = None  # the dispatcher waits for an item
         self._queue_room: asyncio.Future[None] | None = None  # the reader waits for room
         self._incoming_tasks: dict[Any, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks(f"jsonrpc-{name}")
         self._closed = asyncio.Event()
         self._close_reason = "the agent connection is closed"
         self._decode, self._decode_error = _fast_decoder()
@@ -136,24 +137,10 @@ class JsonRpcConnection:
         self._mark_closed("the agent connection was closed by the sidecar")
         with contextlib.suppress(Exception):
             self._writer.close()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._tasks.aclose()
 
-    def _spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        task.set_name(f"jsonrpc-{self._name}-{name}")
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("task %s failed", task.get_name(), exc_info=task.exception())
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        return self._tasks.spawn(coro, name)
 
     def _mark_closed(self, reason: str) -> None:
         if self._closed.is_set():

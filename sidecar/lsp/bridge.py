@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 
 from ..core.errors import SidecarError
 from ..core.session import PermissionRequest
+from ..tasks import OwnedTasks
 from .coalesce import Coalescer
 from .edits import whole_file_edit
 from .progress import TurnProgress
@@ -63,7 +64,7 @@ class Bridge:
         self.server = server
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = OwnedTasks("bridge")
         self._log_window = 0.0
         self._log_count = 0
         self._log_dropped = 0
@@ -86,25 +87,11 @@ class Bridge:
             self.server.stopping = True
 
     def spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        task.set_name(name)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("bridge task %s failed", task.get_name(), exc_info=task.exception())
+        return self._tasks.spawn(coro, name)
 
     async def aclose(self) -> None:
         self.coalescer.flush()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self._tasks.aclose()
 
     def show_message(self, kind: types.MessageType, message: str) -> None:
         if self.server.stopping:
