@@ -16,14 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from .. import __version__
-from . import script as scripting
-from .protocol import (
+from ..acp.errors import (
     AUTH_REQUIRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
+)
+from . import script as scripting
+from .protocol import (
     Connection,
     Incoming,
     JsonObject,

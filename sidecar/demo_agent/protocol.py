@@ -20,16 +20,15 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-JsonObject = dict[str, Any]
+from ..acp.errors import (  # one definition of the codes for both sides
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-AUTH_REQUIRED = -32000
-RESOURCE_NOT_FOUND = -32002
+JsonObject = dict[str, Any]
 
 CANCEL_REQUEST_METHOD = "$/cancel_request"
 # Client frames can carry whole embedded files; a larger frame is dropped
