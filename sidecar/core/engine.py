@@ -275,6 +275,7 @@ class Engine:
             ):
                 with contextlib.suppress(AcpError):
                     await self.client.cancel(session.session_id)
+        await self._close_sessions()
         if self.client is not None:
             await self.client.stop(grace=1.0)
         await self._tasks.aclose()
@@ -284,6 +285,22 @@ class Engine:
                     session, session.current, None, {"code": errors.AGENT_DOWN, "message": "shutdown"}
                 )
         await self.titles.aclose()
+
+    async def _close_sessions(self) -> None:
+        """Tell the agent we are done with its sessions (session/close, when offered), briefly."""
+        client, agent = self.client, self.agent
+        if client is None or agent is None or not agent.can_close or not client.running:
+            return
+        attached = [s.session_id for s in self.sessions.values() if s.attached_to == self.agent_generation]
+        if not attached:
+            return
+
+        async def close(session_id: str) -> None:
+            with contextlib.suppress(AcpError):
+                await client.close_session(session_id)
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(close(sid) for sid in attached)), 1.0)
 
     def kill_agent_now(self) -> None:
         if self.client is not None:

@@ -197,3 +197,27 @@ async def test_shutdown_then_exit_is_clean(workspace: Path, state_dir: Path) -> 
         assert len([t for t in ed.turn_events(admitted["turnId"]) if t["state"] == "ended"]) == 1
     assert sys.executable
     assert not [p for p in kids if alive(p)]
+
+
+async def test_shutdown_closes_sessions_the_agent_offers_to_close(workspace: Path, state_dir: Path) -> None:
+    log = state_dir / "frames.jsonl"
+    tee = Path(__file__).resolve().parents[1] / "agents" / "tee_agent.py"
+    agent = f"{sys.executable} {tee} {log} {sys.executable} -m sidecar.demo_agent"
+    async with open_editor("vscode", workspace, state_dir, extra_args=["--agent", agent]) as ed:
+        first = (await ed.command("acp.session.new"))["sessionId"]
+        second = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#chunks=1 hi")
+        async with asyncio.timeout(15):
+            await ed.client.shutdown_session()
+    import json
+
+    frames = [json.loads(line) for line in log.read_text().splitlines()]
+    closed = {f["params"]["sessionId"] for f in frames if f.get("method") == "session/close"}
+    assert closed == {first, second}
+    methods = [f.get("method") for f in frames if "method" in f]
+    assert methods.index("session/close") > methods.index("session/prompt")
+    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_CAPS": "no-close"}) as ed:
+        await ed.command("acp.session.new")
+        async with asyncio.timeout(15):
+            await ed.client.shutdown_session()
+        assert ed.client._server.returncode == 0, "no close offered: none sent, shutdown still clean"
