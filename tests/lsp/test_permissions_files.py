@@ -57,6 +57,8 @@ async def test_paths_outside_the_roots_are_refused(
             {"write": f"{workspace}/../created.txt", "content": "x"},
             {"write": str(workspace / "linkdir" / "created.txt"), "content": "x"},
             {"read": str(workspace / "README.md")},
+            {"read": f"{workspace}/%2e%2e/outside.txt"},
+            {"read": f"{workspace}/not-utf8-\udcff.txt"},
         ]
         results = await scripted(ed, steps)
         for index in range(10):
@@ -64,6 +66,8 @@ async def test_paths_outside_the_roots_are_refused(
         assert "outside the session" in error_of(results[0])
         assert "not absolute" in error_of(results[5])
         assert results[10]["result"]["content"].startswith("# Practice repo")
+        assert "URL-encoded" in error_of(results[11])
+        assert "UTF-8" in error_of(results[12])
         assert not (tmp_path / "created.txt").exists()
         assert outside.read_text() == "secret\n"
 
