@@ -169,6 +169,13 @@ function H.start(file)
   return true
 end
 
+--- The usual start of a scenario: setup, a scripted vim.ui, a file open with the sidecar idle.
+function H.begin(file)
+  H.setup()
+  H.stub_ui()
+  return H.start(file)
+end
+
 --- The last acp/turn of a turn with state ended (or nil).
 function H.ended(turn_id)
   for i = #H.events.turn, 1, -1 do

@@ -3,11 +3,7 @@ local H = dofile(vim.env.ACP_TEST_HELPER)
 local uv = vim.uv or vim.loop
 
 H.run(function()
-  H.setup()
-  H.stub_ui()
-  if not H.start("README.md") then
-    return
-  end
+  H.begin("README.md")
   vim.cmd("AcpPrompt #slow=300 Tell me a long story")
   H.wait("turn running", 30000, function()
     return H.turn_with_state("running") ~= nil

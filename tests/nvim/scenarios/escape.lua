@@ -2,11 +2,7 @@
 local H = dofile(vim.env.ACP_TEST_HELPER)
 
 H.run(function()
-  H.setup()
-  H.stub_ui()
-  if not H.start("README.md") then
-    return
-  end
+  H.begin("README.md")
   -- The demo agent's #title keyword sends exactly the rest of the prompt as title.
   vim.cmd("AcpPrompt #title 100% \27[31mred")
   H.wait("turn ended", 60000, function()

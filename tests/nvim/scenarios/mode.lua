@@ -3,9 +3,7 @@
 local H = dofile(vim.env.ACP_TEST_HELPER)
 
 H.run(function()
-  H.setup()
-  H.stub_ui()
-  H.start("README.md")
+  H.begin("README.md")
   vim.cmd("AcpNew")
   H.wait("a new active session", 30000, function()
     local s = H.status()

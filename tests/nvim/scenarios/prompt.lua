@@ -4,11 +4,7 @@
 local H = dofile(vim.env.ACP_TEST_HELPER)
 
 H.run(function()
-  H.setup()
-  H.stub_ui()
-  if not H.start("README.md") then
-    return
-  end
+  H.begin("README.md")
   local file_win = vim.api.nvim_get_current_win()
   vim.cmd("AcpTranscript")
   local twin = vim.api.nvim_get_current_win()

@@ -2,11 +2,7 @@
 local H = dofile(vim.env.ACP_TEST_HELPER)
 
 H.run(function()
-  H.setup()
-  H.stub_ui()
-  if not H.start("README.md") then
-    return
-  end
+  H.begin("README.md")
   vim.cmd("AcpPrompt Prepare the rename test")
   H.wait("first turn ended", 60000, function()
     return H.ended() ~= nil
