@@ -645,6 +645,10 @@ class Engine:
             self.titles.rename_started(session, turn)
         try:
             client = await self.ensure_attached(session)
+            if turn.cancelling:
+                # Cancelled while the agent was (re)starting: never send the prompt.
+                self._end_turn(session, turn, "cancelled", None)
+                return
             session.generation += 1
             turn.in_flight = True
             result = await self._agent_call(client.prompt(session.session_id, turn.blocks, turn.meta))

@@ -150,3 +150,22 @@ async def test_wrong_types_in_known_fields(workspace: Path, state_dir: Path) -> 
         status = await ed.command("acp.status")
         assert status["state"] == "idle"
         assert status["title"] != "7", "a title of the wrong type is ignored, not coerced"
+
+
+async def test_cancel_while_the_agent_restarts_never_sends_the_prompt(
+    workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor("vscode", workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        crash = await ed.command("acp.prompt", "#crash")
+        await ed.wait_turn_end(crash["turnId"])
+        await ed.wait_for("acp/status", lambda s: s["state"] == "disconnected")
+        # The next prompt restarts the agent (with backoff); cancel it during the restart.
+        admitted = await ed.command("acp.prompt", "#chunks=5 must never run")
+        assert await ed.command("acp.cancel") == {"cancelled": True}
+        end = await ed.wait_turn_end(admitted["turnId"])
+        FIGURES["faults injected: cancel during an agent restart"] += 1
+        assert end["stopReason"] == "cancelled"
+        assert ed.text_of(admitted["turnId"]) == "", "the cancelled prompt never reached the agent"
+        _, again = await ed.prompt_and_wait("#chunks=1 after")
+        assert again["stopReason"] == "end_turn"
