@@ -12,7 +12,7 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -641,8 +641,6 @@ class Engine:
         turn.advance(TurnState.RUNNING)
         self.listener.on_turn(session.session_id, turn.turn_id, "running", None, None)
         self.emit_status()
-        if turn.kind is TurnKind.RENAME:
-            self.titles.rename_started(session, turn)
         try:
             client = await self.ensure_attached(session)
             if turn.cancelling:
@@ -933,9 +931,3 @@ class _Handler:
 
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.engine.write_text_file(params)
-
-
-def merge_env(base: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    merged = dict(base)
-    merged.update(extra)
-    return merged

@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..acp import AcpClient
@@ -50,10 +49,6 @@ log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 T = TypeVar("T")
-
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
@@ -321,10 +316,6 @@ class Titling:
         self._timers[session.session_id] = self.engine.spawn(
             self._timeout(session, turn.turn_id), f"rename-timeout-{session.session_id}"
         )
-
-    def rename_started(self, session: Session, turn: Turn) -> None:
-        """Nothing to do yet: the prompt carries the request; kept as a hook for logging."""
-        log.debug("rename turn %s running in %s", turn.turn_id, session.session_id)
 
     def rename_turn_ended(self, session: Session, turn: Turn) -> None:
         outcome = self.tracker.on_turn_ended(session.session_id, turn.turn_id)

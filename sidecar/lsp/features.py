@@ -200,7 +200,7 @@ async def apply_diffs(ls: AcpLanguageServer, engine: Engine, diffs: list[JsonObj
     if not caps.apply_edit:
         raise errors.SidecarError(errors.CAPABILITY, "the editor does not support workspace/applyEdit")
     for diff in diffs:
-        if _current_text(ls, diff) == diff.get("newText"):
+        if _current(ls, diff)[1] == diff.get("newText"):
             continue  # already applied (e.g. by the code action's own edit preview)
         edit = diff_edit(ls, diff)
         if edit is None:
@@ -212,30 +212,25 @@ async def apply_diffs(ls: AcpLanguageServer, engine: Engine, diffs: list[JsonObj
     return True
 
 
-def _current_text(ls: AcpLanguageServer, diff: JsonObj) -> str | None:
+def _current(ls: AcpLanguageServer, diff: JsonObj) -> tuple[str, str | None]:
+    """The diff's file as (uri, current text): the open buffer first, else disk (None: no file)."""
     from pathlib import Path
 
     path = Path(str(diff.get("path")))
-    current = ls.bridge.open_document_text(path)
-    if current is None and path.is_file():
-        current = path.read_text(encoding="utf-8", errors="replace")
-    return current
+    doc = ls.bridge._document_for(path)
+    if doc is not None:
+        return doc.uri, doc.source
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    return path.as_uri(), text
 
 
 def diff_edit(ls: AcpLanguageServer, diff: JsonObj) -> types.WorkspaceEdit | None:
     """The WorkspaceEdit that writes a diff's newText over the current file (open buffer first)."""
-    from pathlib import Path
-
-    path = Path(str(diff.get("path")))
     new_text = diff.get("newText")
     if not isinstance(new_text, str):
         return None
     caps = ls.client_caps()
-    current = ls.bridge.open_document_text(path)
-    doc = ls.bridge._document_for(path)
-    if current is None and path.exists():
-        current = path.read_text(encoding="utf-8", errors="replace")
-    uri = doc.uri if doc is not None else path.as_uri()
+    uri, current = _current(ls, diff)
     return whole_file_edit(
         uri,
         current,
