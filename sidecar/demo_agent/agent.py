@@ -605,6 +605,19 @@ class Turn:
     def cwd(self) -> str:
         return self.record.cwd
 
+    def fail_tool(self, tool_id: str, what: str, exc: RpcError | OSError) -> str:
+        """Mark a tool call failed with the client's (or the OS's) reason; returns that reason."""
+        message = exc.message if isinstance(exc, RpcError) else str(exc)
+        self.update(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": tool_id,
+                "status": "failed",
+                "content": [_text_content(f"{what}: {message}")],
+            }
+        )
+        return message
+
     def update(self, update: JsonObject, *, record: bool = True) -> None:
         self.agent.send_update(self.session, update, record=record)
         kind = update.get("sessionUpdate")
@@ -973,15 +986,7 @@ class Turn:
         try:
             text = await self.read_file(path)
         except (RpcError, OSError) as exc:
-            message = exc.message if isinstance(exc, RpcError) else str(exc)
-            self.update(
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": tool_id,
-                    "status": "failed",
-                    "content": [_text_content(f"Could not read {rel}: {message}")],
-                }
-            )
+            message = self.fail_tool(tool_id, f"Could not read {rel}", exc)
             return ReadResult(rel, error=message)
         lines = text.splitlines()
         head = "\n".join(lines[:3])
@@ -1125,15 +1130,7 @@ class Turn:
         try:
             await self.write_file(target, new)
         except (RpcError, OSError) as exc:
-            message = exc.message if isinstance(exc, RpcError) else str(exc)
-            self.update(
-                {
-                    "sessionUpdate": "tool_call_update",
-                    "toolCallId": tool_id,
-                    "status": "failed",
-                    "content": [_text_content(f"Could not write {rel}: {message}")],
-                }
-            )
+            message = self.fail_tool(tool_id, f"Could not write {rel}", exc)
             self.chunk(f"Writing {rel} failed: {message}.", message_id=message_id)
             return "end_turn"
         self.update({"sessionUpdate": "tool_call_update", "toolCallId": tool_id, "status": "completed"})
