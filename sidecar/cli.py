@@ -39,6 +39,7 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--state-dir", metavar="DIR", help="title cache and logs (default: platform state dir)")
     ap.add_argument("--log-file", metavar="PATH", help="write the sidecar's own log here")
+    ap.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
     ap.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging only)")
     ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     return ap

@@ -60,3 +60,9 @@ async def test_log_file(workspace: Path, state_dir: Path, tmp_path: Path) -> Non
     text = log.read_text()
     assert "invalid JSON" in text
     assert "Sending data" not in text, "pygls' message bodies (prompts included) stay out of the log"
+
+
+async def test_stdio_flag_is_accepted(workspace: Path, state_dir: Path) -> None:
+    # vscode-languageclient appends --stdio to the server's command line.
+    async with open_editor("vscode", workspace, state_dir, extra_args=["--stdio"]) as ed:
+        assert (await ed.command("acp.status"))["state"] in ("idle", "starting")
