@@ -33,6 +33,9 @@ class DemoAgent:
         self.sessions: dict[str, Session] = {}
         self.client_read = False
         self.client_write = False
+        # clientCapabilities.session.notices/compaction: only a client that declared them gets them.
+        self.client_notices = False
+        self.client_compaction = False
         self.authenticated = False
         self.exit_code = 0
         self.stopped = asyncio.Event()

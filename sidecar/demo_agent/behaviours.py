@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from .protocol import encode, write_stderr
+from .protocol import JsonObject, encode, write_stderr
+from .script import NoticeSpec
 from .store import now_iso
-from .turn import Turn
+from .turn import Turn, TurnCancelled
 
 RENAME_SLOW_DELAY = 2.0
 FLOOD_YIELD_EVERY = 256
@@ -43,7 +44,67 @@ async def preludes(turn: Turn, user_id: str) -> None:
         )
     if script.mode:
         turn.agent.switch_mode(turn.session, "code")
+    for spec in script.notices:
+        notice(turn, spec)
+    if script.compact is not None:
+        await compact(turn, script.compact)
     turn.check()
+
+
+def notice(turn: Turn, spec: NoticeSpec) -> None:
+    """``#notice``: a live notice (never stored, as ACP says), or, for a client that did not
+    declare ``session.notices``, the same words as an agent message."""
+    if turn.agent.client_notices:
+        update: JsonObject = {"sessionUpdate": "notice", "severity": spec.severity, "title": spec.title}
+        if spec.description is not None:
+            update["description"] = spec.description
+        turn.update(update, record=False)
+        return
+    detail = f" ({spec.description})" if spec.description is not None else ""
+    turn.chunk(f"Notice ({spec.severity}): {spec.title}{detail}\n", message_id=turn.new_id("notice"))
+
+
+async def compact(turn: Turn, outcome: str) -> None:
+    """``#compact``: in_progress, summary chunks (paced like the reply), then ``outcome``;
+    ``cancelled`` when the turn is cancelled meanwhile. Silent for a client that did not
+    declare ``session.compaction`` (the context is still compacted)."""
+    record = turn.record
+    if not turn.agent.client_compaction:
+        if outcome == "completed":
+            record.compacted_prompts = record.prompt_count
+        return
+    compaction_id = turn.new_id("compaction")
+    turn.update(
+        {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "in_progress"}
+    )
+    delay = turn.chunk_delay(turn.agent.settings.chunk_delay_ms)
+    earlier = record.prompt_count - 1
+    pieces = [
+        "Summary of the session so far: ",
+        f"{earlier} earlier prompt{'' if earlier == 1 else 's'} answered; ",
+        "files read and edits made are kept, the rest is dropped.",
+    ]
+    try:
+        for piece in pieces:
+            await turn.pause(delay)
+            turn.update(
+                {
+                    "sessionUpdate": "compaction_summary_chunk",
+                    "compactionId": compaction_id,
+                    "content": {"type": "text", "text": piece},
+                }
+            )
+    except TurnCancelled:
+        turn.update(
+            {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "cancelled"}
+        )
+        raise
+    end: JsonObject = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": outcome}
+    if outcome == "failed":
+        end["error"] = "demo compaction failure (#compact=fail)"
+    else:
+        record.compacted_prompts = record.prompt_count
+    turn.update(end)
 
 
 async def write_stderr_filler(turn: Turn, total: int) -> None:

@@ -18,6 +18,8 @@ MODELS = [("demo-fast", "Demo Fast"), ("demo-smart", "Demo Smart")]
 MODEL_IDS = {v for v, _ in MODELS}
 VERBOSITY = [("normal", "Normal"), ("terse", "Terse")]
 CONTEXT_SIZE = {"demo-fast": 128_000, "demo-smart": 200_000}
+# USD per million tokens in context, for usage_update's cumulative cost.
+PRICE_PER_MILLION_TOKENS = {"demo-fast": 2.0, "demo-smart": 10.0}
 PERMISSION_OPTIONS = [
     {"optionId": "allow-once", "name": "Allow", "kind": "allow_once"},
     {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},

@@ -7,7 +7,13 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from ..acp.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+)
 from . import catalog, steps
 from . import script as scripting
 from .agent import DemoAgent, Session
@@ -20,6 +26,7 @@ from .params import (
     optional_str,
     require_str,
     same_dir,
+    session_title,
 )
 from .protocol import Incoming, JsonObject, RpcError
 from .script import ScriptError
@@ -27,6 +34,7 @@ from .store import SessionRecord, now_iso, parse_time
 from .turn import Turn, forever
 
 LATE_DELAY = 0.05
+COMPACTION_KINDS = {"compaction_update", "compaction_summary_chunk"}
 REPLAY_DRAIN_EVERY = 256
 
 Handler = Callable[[JsonObject, Incoming], Awaitable[Any]]
@@ -48,6 +56,7 @@ class Handlers:
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/set_model": self.set_model,
+            "session/set_title": self.set_title,
             "session/prompt": self.prompt,
         }
 
@@ -80,10 +89,20 @@ class Handlers:
         fs = caps.get("fs") if isinstance(caps, dict) else None
         agent.client_read = isinstance(fs, dict) and fs.get("readTextFile") is True
         agent.client_write = isinstance(fs, dict) and fs.get("writeTextFile") is True
+        # Omitted or null means unsupported; an object (even {}) declares support.
+        client_session = caps.get("session") if isinstance(caps, dict) else None
+        agent.client_notices = isinstance(client_session, dict) and isinstance(
+            client_session.get("notices"), dict
+        )
+        agent.client_compaction = isinstance(client_session, dict) and isinstance(
+            client_session.get("compaction"), dict
+        )
         session_caps: JsonObject = {}
         for cap in ("list", "resume", "close"):
             if not settings.has(f"no-{cap}"):
                 session_caps[cap] = {}
+        if not settings.has("no-set-title"):
+            session_caps["title"] = {}  # session/set_title (unstable)
         return {
             "protocolVersion": catalog.PROTOCOL_VERSION,
             "agentCapabilities": {
@@ -151,6 +170,8 @@ class Handlers:
         session = self._open_saved(params, "session/load")
         # Replay only: nothing is re-executed, no fs or permission requests.
         for index, update in enumerate(session.record.history.snapshot()):
+            if update.get("sessionUpdate") in COMPACTION_KINDS and not agent.client_compaction:
+                continue  # this client did not declare session.compaction
             agent.send_update(session, update, record=False)
             if index % REPLAY_DRAIN_EVERY == REPLAY_DRAIN_EVERY - 1:
                 await agent.c.drain()
@@ -239,6 +260,33 @@ class Handlers:
         session.record.config["model"] = model_id
         agent.save(session)
         return {}
+
+    async def set_title(self, params: JsonObject, incoming: Incoming) -> JsonObject:
+        """session/set_title (unstable): any stored session, loaded here or not; answers once saved."""
+        agent = self.agent
+        agent.require_offered("no-set-title", "session/set_title")
+        agent.require_auth()
+        session_id = require_str(params, "sessionId")
+        require_str(params, "title")
+        session = agent.sessions.get(session_id)
+        record = session.record if session is not None else agent.store.load(session_id)
+        if record is None:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
+        title = session_title(params)
+        update: JsonObject = {"sessionUpdate": "session_info_update", "title": title}
+        previous = record.title
+        record.title = title
+        record.history.append(update)  # a later session/load replays the new title
+        try:
+            agent.store.save(record)
+        except OSError as exc:
+            record.title = previous
+            record.history.drop_last()
+            raise RpcError(INTERNAL_ERROR, f"could not save session {session_id}: {exc}") from None
+        if session is not None:
+            # As agents that report titles do: the live view follows the stored title.
+            agent.send_update(session, update, record=False)
+        return {"title": title}
 
     # -- prompt --------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 import urllib.parse
 
 from ..acp.errors import INVALID_PARAMS
@@ -50,6 +51,25 @@ def additional_directories(params: JsonObject) -> list[str] | None:
             "Invalid params: 'additionalDirectories' must be an array of absolute paths",
         )
     return [os.path.normpath(d) for d in value]
+
+
+TITLE_MAX_CHARS = 200
+
+
+def session_title(params: JsonObject) -> str:
+    """``title`` as the agent stores it: every run of whitespace or control characters becomes
+    one space, then the ends are trimmed; empty or over TITLE_MAX_CHARS is -32602."""
+    raw = require_str(params, "title")
+    spaced = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in raw)
+    title = " ".join(spaced.split())
+    if not title:
+        raise RpcError(INVALID_PARAMS, "Invalid params: 'title' is empty (after collapsing whitespace)")
+    if len(title) > TITLE_MAX_CHARS:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params: 'title' is {len(title)} characters long, at most {TITLE_MAX_CHARS} are allowed",
+        )
+    return title
 
 
 def encode_cursor(offset: int) -> str:

@@ -7,7 +7,17 @@ from dataclasses import dataclass, field
 
 from .protocol import log
 
-CAP_TOKENS = {"no-load", "no-list", "no-resume", "no-close", "no-embedded", "legacy-model", "auth"}
+CAP_TOKENS = {
+    "no-load",
+    "no-list",
+    "no-resume",
+    "no-close",
+    "no-set-title",
+    "no-embedded",
+    "no-cost",
+    "legacy-model",
+    "auth",
+}
 RENAME_MODES = {"confirm", "ignore", "other", "slow"}
 CRASH_POINTS = {"", "startup", "initialize"}
 

@@ -15,6 +15,10 @@ from .protocol import JsonObject, RpcError, log
 from .turn import Turn, TurnCancelled, text_content
 
 EDIT_LINE = "Edited by the acp-sidecar demo agent.\n"
+# ToolCall.name: the programmatic tool name, next to the human title.
+READ_TOOL = "read_file"
+WRITE_TOOL = "write_file"
+COMMAND_TOOL = "run_command"
 _PATH_TOKEN = re.compile(r"[^\s`'\"<>()\[\]{},;]+")
 
 
@@ -65,14 +69,32 @@ def readme(turn: Turn) -> str | None:
     return os.path.join(turn.cwd, names[0]) if names else None
 
 
+def _cwd_file_names(turn: Turn) -> set[str]:
+    try:
+        return {entry.name for entry in os.scandir(turn.cwd) if entry.is_file()}
+    except OSError:
+        return set()
+
+
 def read_target(turn: Turn) -> str | None:
-    """The first existing workspace file the prompt names, else README*, else None."""
+    """The first existing workspace file the prompt names, else README*, else None.
+
+    A word names a file when it has a ``.`` or a ``/`` (``src/main.py``), or when it is
+    exactly the name of a file in cwd (``Makefile``, ``Dockerfile``, ``LICENSE``)."""
+    cwd_files: set[str] | None = None
     for block in turn.blocks:
         candidates: list[str] = []
         if block["type"] == "text":
             for token in _PATH_TOKEN.findall(str(block["text"])):
                 token = token.rstrip(".:!?")
-                if not token.startswith("#") and ("." in token or "/" in token):
+                if not token or token.startswith("#"):
+                    continue
+                if "." in token or "/" in token:
+                    candidates.append(token)
+                    continue
+                if cwd_files is None:
+                    cwd_files = _cwd_file_names(turn)  # one directory read, not one stat per word
+                if token in cwd_files:
                     candidates.append(token)
         elif block["type"] == "resource_link":
             candidates.append(_path_from_uri(block.get("uri")) or "")
@@ -140,6 +162,7 @@ async def read_step(turn: Turn, path: str) -> ReadResult:
             "sessionUpdate": "tool_call",
             "toolCallId": tool_id,
             "title": f"Read {name}",
+            "name": READ_TOOL,
             "kind": "read",
             "status": "pending",
             "locations": [{"path": path}],
@@ -222,6 +245,7 @@ async def edit(turn: Turn) -> str:
     tool_call: JsonObject = {
         "toolCallId": tool_id,
         "title": f"Edit {name}",
+        "name": WRITE_TOOL,
         "kind": "edit",
         "status": "pending",
         "content": [{"type": "diff", "path": target, "oldText": old, "newText": new}],
@@ -253,6 +277,7 @@ async def permission(turn: Turn) -> str:
     tool_call: JsonObject = {
         "toolCallId": tool_id,
         "title": "Run `echo hello from the demo agent`",
+        "name": COMMAND_TOOL,
         "kind": "execute",
         "status": "pending",
         "rawInput": {"command": ["echo", "hello from the demo agent"]},

@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .catalog import CONTEXT_SIZE
+from .catalog import CONTEXT_SIZE, PRICE_PER_MILLION_TOKENS
 from .protocol import Connection, JsonObject, RpcError
 from .script import Script
 from .store import merge_meta
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from .agent import DemoAgent, Session
 
 STREAM_DRAIN_EVERY = 64
+TOKENS_PER_PROMPT = 1200
+TOKENS_PER_WORD = 4
+# What a compaction summary occupies in the context afterwards.
+SUMMARY_TOKENS = 300
 
 
 class TurnCancelled(Exception):
@@ -167,7 +171,17 @@ class Turn:
         self.record.history.begin_turn()  # flushes coalesced text
 
     def usage(self) -> None:
+        """usage_update: tokens in context since the last compaction, and the session's cost."""
+        record = self.record
         words = sum(len(str(b.get("text", "")).split()) for b in self.blocks)
-        used = 1200 * self.record.prompt_count + 4 * words
-        size = CONTEXT_SIZE.get(self.record.config["model"], 128_000)
-        self.update({"sessionUpdate": "usage_update", "used": min(used, size), "size": size})
+        used = TOKENS_PER_PROMPT * (record.prompt_count - record.compacted_prompts) + TOKENS_PER_WORD * words
+        if record.compacted_prompts:
+            used += SUMMARY_TOKENS
+        model = record.config["model"]
+        size = CONTEXT_SIZE.get(model, 128_000)
+        used = min(used, size)
+        record.cost = round(record.cost + used * PRICE_PER_MILLION_TOKENS.get(model, 2.0) / 1e6, 6)
+        update: JsonObject = {"sessionUpdate": "usage_update", "used": used, "size": size}
+        if not self.agent.settings.has("no-cost"):
+            update["cost"] = {"amount": record.cost, "currency": "USD"}
+        self.update(update)

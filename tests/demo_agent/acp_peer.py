@@ -38,6 +38,7 @@ RESPONSE_TYPES = {
     "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
+    "session/set_title": "SetSessionTitleResponse",  # unstable
     # Removed from v1; the legacy fallback answers {} (checked as an extension).
     "session/set_model": "ExtResponse",
 }
@@ -128,6 +129,7 @@ class AgentPeer:
         state_dir: Path,
         env: dict[str, str] | None = None,
         args: list[str] | None = None,
+        umask: int = -1,
     ) -> AgentPeer:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -142,6 +144,7 @@ class AgentPeer:
             env=agent_env(env),
             limit=256 * 1024 * 1024,
             start_new_session=True,  # its own process group: nothing leaks
+            umask=umask,  # -1: inherit ours
         )
         return cls(proc)
 
@@ -176,8 +179,13 @@ class AgentPeer:
 
     # -- convenience -----------------------------------------------------------
 
-    async def initialize(self, fs: bool = True, version: int = 1) -> Json:
-        caps = {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": False}
+    async def initialize(
+        self, fs: bool = True, version: int = 1, session: dict[str, Any] | None = None
+    ) -> Json:
+        """``session``: ``clientCapabilities.session`` (e.g. ``{"notices": {}}``), absent if None."""
+        caps: dict[str, Any] = {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": False}
+        if session is not None:
+            caps["session"] = session
         return await self.request(
             "initialize",
             {
