@@ -272,10 +272,9 @@ def parse(text: str, meta: Any = None) -> Script:
         else:
             script.info = arg
     script.notices = [_notice(match.group(1)) for match in _NOTICE.finditer(head)]
-    head = _NOTICE.sub(" ", head)
-    for match in _KEYWORD.finditer(head):
+    for match in _KEYWORD.finditer(_NOTICE.sub(" ", head)):
         _apply(script, match.group(1), match.group(2))
-    script.text = _KEYWORD.sub(" ", head)
+    script.text = strip_keywords(text)
     script.rename = rename_request(text, meta)
     return script
 

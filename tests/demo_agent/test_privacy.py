@@ -45,7 +45,7 @@ async def run_seed(state: Path, cwd: Path, umask: int) -> None:
         assert await proc.wait() == 0
 
 
-@pytest.mark.parametrize("umask", [0o022, 0o000])
+@pytest.mark.parametrize("umask", [0o022, 0o000, 0o277])
 async def test_state_is_private_whatever_the_umask(
     spawn: Spawn, workspace: Path, tmp_path: Path, umask: int
 ) -> None:

@@ -133,6 +133,12 @@ async def test_set_title_that_cannot_be_saved(agent: AgentPeer, workspace: Path,
     assert err.value.code == -32603 and "could not save" in err.value.message
     assert infos(agent, sid, mark) == []
     assert await listed_title(agent, sid) == "first words"
+    # Nothing of it stays behind to be saved or replayed later.
+    (state_dir / "sessions" / f".{sid}.{agent.proc.pid}.tmp").rmdir()
+    await agent.request("session/set_mode", {"sessionId": sid, "modeId": "code"})  # saves again
+    mark = len(agent.updates)
+    await agent.request("session/load", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []})
+    assert [u["title"] for u in infos(agent, sid, mark)] == ["first words"]
 
 
 async def test_set_title_needs_authentication(spawn: Spawn, workspace: Path) -> None:

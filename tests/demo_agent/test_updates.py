@@ -194,13 +194,15 @@ async def test_usage_reports_a_cumulative_cost(spawn: Spawn, workspace: Path) ->
     peer = await spawn()
     await peer.initialize()
     sid = await peer.new_session(workspace)
-    for text in ("one", "two", "#chunks=1"):
+    for text in ("one", "two", "#compact #chunks=1"):
         await peer.prompt(sid, text)
     usages = of_kind(peer.session_updates(sid), "usage_update")
+    used = [u["used"] for u in usages]
     amounts = [u["cost"]["amount"] for u in usages]
     assert [u["cost"]["currency"] for u in usages] == ["USD"] * 3
-    assert 0 < amounts[0] < amounts[1] < amounts[2]
     assert all(0 < u["used"] <= u["size"] == 128_000 for u in usages)
+    assert used[0] < used[1] and used[2] < used[1]  # the (silent) compaction shrank the context
+    assert 0 < amounts[0] < amounts[1] < amounts[2]  # while the cost only grows
 
     quiet = await spawn(env={"ACP_DEMO_CAPS": "no-cost"})
     await quiet.initialize()
