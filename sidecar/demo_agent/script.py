@@ -79,7 +79,8 @@ rename request
 Without any of these the normal reply runs: a 3-step ``plan`` (re-sent as its
 statuses change), a read tool call through ``fs/read_text_file`` (the first
 existing file under cwd that the prompt names in text, ``resource`` or
-``resource_link`` blocks, else README*, else no read), 15-30 streamed
+``resource_link`` blocks, else README*, else no read; a dot-less word such as
+``Makefile`` names a file when cwd holds a file of exactly that name), 15-30 streamed
 ``agent_message_chunk``s about that file, a ``usage_update``, and, on the
 first prompt of an untitled session, a ``session_info_update`` with a title
 made of the prompt's first words (keywords removed).

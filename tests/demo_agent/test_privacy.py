@@ -3,16 +3,14 @@ files hold whole prompts. Directories 0700, files 0600."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
-from .acp_peer import agent_env
 from .conftest import Spawn
+from .test_sessions import seed
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -23,26 +21,6 @@ def modes(root: Path) -> dict[str, int]:
     for path in root.rglob("*"):
         found[str(path.relative_to(root.parent))] = stat.S_IMODE(path.lstat().st_mode)
     return found
-
-
-async def run_seed(state: Path, cwd: Path, umask: int) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "sidecar.demo_agent",
-        "seed",
-        "--state-dir",
-        str(state),
-        "--cwd",
-        str(cwd),
-        "--count",
-        "3",
-        stdout=asyncio.subprocess.DEVNULL,
-        env=agent_env(),
-        umask=umask,
-    )
-    async with asyncio.timeout(20):
-        assert await proc.wait() == 0
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o000, 0o277])
@@ -57,7 +35,7 @@ async def test_state_is_private_whatever_the_umask(
     await peer.prompt(sid, "my secret plans for the auth module")
     await peer.request("session/set_title", {"sessionId": sid, "title": "Secret plans"})
     assert await peer.close() == 0
-    await run_seed(state, workspace, umask)
+    await seed(state, workspace, 3, umask=umask)
 
     found = modes(top)
     files = {path: mode for path, mode in found.items() if (tmp_path / path).is_file()}
