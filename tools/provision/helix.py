@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import ProvisionError
+from . import ProvisionError, looks_offline, tail
 
 NAME = "helix"
 PACKAGES = ("hx", "libc6", "libgcc-s1")
@@ -101,13 +101,16 @@ def _apt_options(apt: Path) -> list[str]:
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
-    output = (result.stdout + result.stderr).strip()
-    failed = result.returncode != 0 or "Failed to fetch" in output or "Could not resolve" in output
-    if failed:
-        tail = "\n".join(output.splitlines()[-8:])
+    output = result.stdout + result.stderr
+    if looks_offline(output):
         raise ProvisionError(
-            f"{what} failed (exit {result.returncode}); offline, or the mirror has no sid? ({_HINT})\n"
-            f"$ {shlex.join(cmd)}\n{tail}"
+            f"offline? {what} could not reach the Debian mirror. Connect to the network and run "
+            f"`make setup` again (or {_HINT}).\n$ {shlex.join(cmd)}\n{tail(output)}"
+        )
+    if result.returncode != 0:
+        raise ProvisionError(
+            f"{what} failed (exit {result.returncode}); does the mirror have Debian sid? ({_HINT})\n"
+            f"$ {shlex.join(cmd)}\n{tail(output)}"
         )
 
 

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import ProvisionError
+from . import ProvisionError, looks_offline, tail
 
 NAME = "system"
 
@@ -28,12 +28,6 @@ PACKAGES: dict[str, str] = {
 
 # Another engineer's (or CI job's) apt run may hold the dpkg lock: wait for it rather than fail.
 _APT_OPTIONS = ("-o", "DPkg::Lock::Timeout=600", "-o", "APT::Get::Assume-Yes=true")
-_OFFLINE_SIGNS = (
-    "Could not resolve",
-    "Temporary failure resolving",
-    "Failed to fetch",
-    "Network is unreachable",
-)
 
 
 def install_command(packages: list[str]) -> str:
@@ -68,19 +62,17 @@ def _apt(args: list[str], what: str, packages: list[str]) -> None:
         ["apt-get", *_APT_OPTIONS, *args], capture_output=True, text=True, env=env, check=False
     )
     output = result.stdout + result.stderr
-    # apt-get update exits 0 when a mirror is unreachable (only warns): look at what it says.
-    offline = any(sign in output for sign in _OFFLINE_SIGNS)
+    offline = looks_offline(output)
     if result.returncode == 0 and not offline:
         return
-    tail = "\n".join(output.strip().splitlines()[-8:])
     if offline:
         raise ProvisionError(
-            f"apt-get {what} could not reach the Debian mirror (offline?). Connect to the network "
-            f"and run `make setup` again, or install by hand: {install_command(packages)}\n{tail}"
+            f"offline? apt-get {what} could not reach the Debian mirror. Connect to the network "
+            f"and run `make setup` again, or install by hand: {install_command(packages)}\n{tail(output)}"
         )
     raise ProvisionError(
         f"apt-get {what} failed (exit {result.returncode}); "
-        f"install by hand: {install_command(packages)}\n{tail}"
+        f"install by hand: {install_command(packages)}\n{tail(output)}"
     )
 
 

@@ -326,6 +326,10 @@ class HelixEditor:
         self.wait_attached(timeout=timeout)
         self.wait_log(idle, "the sidecar's agent to be ready (acp/status idle)", timeout)
 
+    def processes(self, name: str) -> list[int]:
+        """Live processes of this Helix whose command line mentions `name` (e.g. "acp-sidecar")."""
+        return sorted(pid for pid in marked_processes(self.token) if name in describe([pid]).split(":", 1)[1])
+
     def log_tail(self, lines: int = 30, width: int = 400) -> str:
         if not self.log_path.exists():
             return "(no log yet)"

@@ -7,6 +7,8 @@ travels as `acp/sessionUpdate`) is checked in Helix's own LSP log.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.editors.helix.harness import SIDECAR_SERVER, HelixEditor
@@ -45,6 +47,11 @@ def test_readme_setup_attaches_sidecar_to_python_and_markdown(helix: HelixEditor
     # The sidecar answers on screen: acp.status says the agent's state in the message line.
     helix.workspace_command("acp.status")
     helix.wait_screen(r"acp-sidecar demo agent .* idle", region="message")
+
+    # Helix runs with Debian sid's loader and libc; the sidecar it starts with the system's.
+    [sidecar] = helix.processes("bin/acp-sidecar")
+    maps = Path(f"/proc/{sidecar}/maps").read_text()
+    assert "/lib/x86_64-linux-gnu/libc.so.6" in maps and str(helix.hx.parent) not in maps
 
     # README step 4: `hx --health python` finds acp-sidecar under the user's config.
     servers = helix.health("python")
