@@ -73,15 +73,20 @@ def test_prompt_shows_progress_until_the_turn_ends(helix: HelixEditor) -> None:
     assert "README.md" in helix.log().session_text(SIDECAR_SERVER)
 
 
-def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
+def rename_new_session(helix: HelixEditor, title: str) -> None:
+    """A new session renamed to `title`; returns once the sidecar said the title to Helix."""
     helix.start("main.py")
     helix.wait_agent_ready()
     start_session(helix)
-    helix.workspace_command("acp.session.rename", '"Fix auth timeout"')
+    helix.workspace_command("acp.session.rename", f'"{title}"')
     helix.wait_log(
-        lambda log: "ACP session: Fix auth timeout" in log.show_messages(SIDECAR_SERVER),
+        lambda log: f"ACP session: {title}" in log.show_messages(SIDECAR_SERVER),
         "the new title as window/showMessage",
     )
+
+
+def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
+    rename_new_session(helix, "Fix auth timeout")
     helix.wait_screen(r"end_turn$", region="message")
     # The message line reports the renamed session when asked.
     helix.workspace_command("acp.status")
@@ -94,10 +99,7 @@ def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
     "when this passes, the fix has landed: remove this mark",
 )
 def test_after_a_rename_the_new_title_is_what_the_message_line_shows(helix: HelixEditor) -> None:
-    helix.start("main.py")
-    helix.wait_agent_ready()
-    start_session(helix)
-    helix.workspace_command("acp.session.rename", '"Fix auth timeout"')
+    rename_new_session(helix, "Fix auth timeout")
     helix.wait_log(
         lambda log: (
             log.of(SIDECAR_SERVER, "$/progress", to_server=False)
