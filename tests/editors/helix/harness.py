@@ -125,6 +125,7 @@ class HelixEditor:
         self.extra_env = dict(env or {})
         self.started = False
         self.closed = False
+        self.socket_path: Path | None = None
         for d in (self.config_dir, self.workspace, self.state_dir, self.bin_dir):
             d.mkdir(parents=True, exist_ok=True)
         # README step 1: `acp-sidecar` on PATH. Only it: other servers (ruff is in the venv) stay out.
@@ -197,6 +198,7 @@ class HelixEditor:
             "-f", str(conf), "new-session", "-d", "-s", "helix",
             "-x", str(self.width), "-y", str(self.height), "-c", str(self.workspace), *argv,
         )  # fmt: skip
+        self.socket_path = Path(self._tmux("display-message", "-p", "#{socket_path}").strip())
         first = files[0] if files else "[scratch]"
         self.wait_screen(re.escape(Path(first).name) if wait_for is None else wait_for, region="status")
 
@@ -391,4 +393,6 @@ class HelixEditor:
         self.closed = True
         if self.started:
             self._tmux("kill-server", check=False)
+            if self.socket_path is not None:
+                self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
         self.assert_no_processes_left()
