@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
         prog=APP,
         description="A language server that lets LSP editors drive ACP coding agents. "
         "Speaks LSP on stdin/stdout; starts the agent as a subprocess.",
-        epilog="Subcommand: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent.",
+        epilog="Subcommands: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent; "
+        "`acp-sidecar editor-config helix` prints a languages.toml snippet for the installed Helix.",
     )
     ap.add_argument("--version", action="version", version=f"{APP} {__version__}")
     ap.add_argument(
@@ -87,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         from .demo_agent import main as demo_main
 
         return demo_main(args_list[1:])
+    # --- editor-config (infra): minimal dispatch; the lead wires the full command (issue 17). ---
+    if args_list[:1] == ["editor-config"]:
+        from .editor_config import main as editor_config_main
+
+        return editor_config_main(args_list[1:])
+    # --- end editor-config ---
     args = parser().parse_args(args_list)
     _setup_logging(args.log_file, args.log_level)
 

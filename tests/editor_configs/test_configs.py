@@ -6,7 +6,7 @@
 - VS Code: package.json settings map to contract keys, every `acp.*` command
   id used exists; `npm ci && npm run compile`, the unit tests and the .vsix
   packaging run when npm is available.
-- Neovim: every `acp.*` id in the plugin exists; luacheck passes when installed.
+- Neovim: every `acp.*` id in the plugin exists; luacheck passes (installed by `make setup`).
 
 The command list and option keys are parsed from ../shared/CONTRACT.md when it
 is there (beside the repository), else taken from the copy below, which is
@@ -291,8 +291,7 @@ def test_docs_name_only_contract_commands(contract: tuple[dict[str, Any], frozen
 
 def test_lua_passes_luacheck() -> None:
     luacheck = shutil.which("luacheck")
-    if luacheck is None:
-        pytest.skip("luacheck not installed (Debian package lua-check)")
+    assert luacheck is not None, "luacheck not found: run `make setup` (installs Debian package lua-check)"
     res = subprocess.run(
         [luacheck, "--config", str(NVIM / ".luacheckrc"), str(NVIM), str(REPO / "tests" / "nvim")],
         capture_output=True,

@@ -162,7 +162,8 @@ async def test_permission_by_dialog(profile: str, workspace: Path, state_dir: Pa
 
 
 async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Path) -> None:
-    async with open_editor("helix", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+    # The 25.07.1 release: the Helix run in tests/editors/helix offers showMessageRequest.
+    async with open_editor("helix-release", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
         await ed.command("acp.session.new")
         uri = ed.open(workspace / "README.md")
         admitted = await ed.command("acp.prompt", json.dumps([{"permission": "execute"}]))
