@@ -26,6 +26,7 @@ containers. The property tests check this against a real CommonMark parser.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -37,6 +38,21 @@ MARKER_PREFIX = "<!-- acp-sidecar"
 # A line undecided for this long is decided the safe way (escaped): a hostile line must not be
 # held back, or examined again and again, without bound.
 _HOLD_LIMIT = 1024
+
+
+# Complete lines that need a decision of their own (the rest goes out in bulk). At the top level:
+# what may open a fence or a container, or be a break or an underline made of - or *.
+_TOP_LINES = re.compile(r"^[ ]{0,3}[`~\-*+>0-9]", re.MULTILINE)
+# Lines at the top level that are escaped and change nothing: "#" and "<" starts, "=" underlines,
+# "_" breaks. (Each is what _core decides for that line.)
+_TOP_ESCAPES = re.compile(r"^([ ]{0,3})(?=[#<]|=+[ \t]*$|_(?:[ \t]*_){2,}[ \t]*$)", re.MULTILINE)
+# Inside containers: any line whose first character may matter, and blank lines.
+_NESTED_LINES = re.compile(r"^[ \t]*(?:[#<`~\-*_=+>0-9]|$)", re.MULTILINE)
+# Inside a fence: a possible closing fence, or our marker.
+_FENCE_LINES = {
+    char: re.compile(rf"^(?:[ ]{{0,3}}{re.escape(char)}|{re.escape(MARKER_PREFIX)})", re.MULTILINE)
+    for char in "`~"
+}
 
 
 class Mode(Enum):
@@ -107,7 +123,7 @@ def _core(line: str, pos: int, complete: bool, top: bool) -> _Decision | None:
         if ch in "<#":
             return _Decision(pos, mode)
         if ch in "`~":
-            run = len(line) - len(line[pos:].lstrip(ch))
+            run = len(line) - pos - len(line[pos:].lstrip(ch))
             if pos + run == end and not complete and run < 3:
                 return None
             if run < 3:
@@ -196,7 +212,7 @@ def _decide_fence(line: str, complete: bool, char: str, length: int) -> _Decisio
         return None
     if _columns(line, pos) >= 4 or line[pos] != char:
         return content
-    run = len(line) - len(line[pos:].lstrip(char))
+    run = len(line) - pos - len(line[pos:].lstrip(char))
     if pos + run == len(line) and not complete:
         return None
     if run < length or line[pos + run :].strip(" \t"):
@@ -224,6 +240,11 @@ class MarkdownEscaper:
         start = 0
         size = len(text)
         while start < size:
+            if not self._passing and not self._line and not self._ws_out:
+                # At a line start: lines that need no decision go out in bulk (regexes run in C).
+                start = self._bulk(text, start, out)
+                if start >= size:
+                    break
             newline = text.find("\n", start)
             stop = size if newline < 0 else newline
             piece = text[start:stop]
@@ -239,6 +260,32 @@ class MarkdownEscaper:
             self._ws_out = False
             start = newline + 1
         return "".join(out)
+
+    def _bulk(self, text: str, start: int, out: list[str]) -> int:
+        """Write the complete lines from `start` that the line-by-line rules would pass (or only
+        escape, without any change of state); return where the first other line starts."""
+        state = self.state
+        if state.mode is Mode.UNCERTAIN and state.after_blank:
+            return start  # this line may close every container: decide it alone
+        if state.mode is Mode.FENCE:
+            pattern = _FENCE_LINES.get(state.fence_char)
+            if pattern is None:
+                return start
+        elif state.mode is Mode.CERTAIN:
+            pattern = _TOP_LINES
+        else:
+            pattern = _NESTED_LINES
+        found = pattern.search(text, start)
+        end = found.start() if found is not None else text.rfind("\n", start) + 1
+        if end <= start:
+            return start
+        region = text[start:end]
+        if state.mode is Mode.CERTAIN:
+            region = _TOP_ESCAPES.sub(r"\1\\", region)
+        out.append(region)
+        last_line_start = region.rfind("\n", 0, len(region) - 1) + 1
+        state.after_blank = not region[last_line_start:].strip(" \t\n")
+        return end
 
     @property
     def line_open(self) -> bool:

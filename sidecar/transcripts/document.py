@@ -104,8 +104,12 @@ def header_text(title: str | None, agent: str, session_id: str) -> str:
     return f"{title_line(title)}\n{identity_line(agent, session_id)}\n\n"
 
 
-def separator_for(conversation: str) -> str:
-    """What goes between the conversation and the prompt area: enough to leave one blank line."""
+def separator_for(conversation: str, closing: str = "") -> str:
+    """What goes between the conversation and the prompt area: enough to leave one blank line,
+    after `closing` (the fence that closes a code block the conversation is still inside, while
+    an agent streams one: the prompt area must never be inside it)."""
+    if closing:
+        return ("" if not conversation or conversation.endswith("\n") else "\n") + closing + "\n\n"
     if not conversation or conversation.endswith("\n\n"):
         return ""
     return "\n" if conversation.endswith("\n") else "\n\n"

@@ -32,9 +32,14 @@ class Layout:
     body: str  # the conversation, without the separator before the prompt area
     prompt: str  # what follows the marker line (the user's unsent prompt)
     repaired: bool = False
+    closing: str = ""  # closes a code block the body ends inside (see separator_for)
+
+    @property
+    def separator(self) -> str:
+        return separator_for(self.body, self.closing)
 
     def text(self) -> str:
-        return self.header + self.body + separator_for(self.body) + PROMPT_AREA + self.prompt
+        return self.header + self.body + self.separator + PROMPT_AREA + self.prompt
 
 
 def decode_prefix(data: bytes) -> tuple[str, bool]:

@@ -51,6 +51,7 @@ class Batch:
     mid_line: bool = False
     fence: str = ""
     needs_blank: bool = False  # the text starts a new element after unknown text: ensure a blank line
+    closing: str = ""  # the fence that closes a code block the text ends inside (written provisionally)
 
     def __bool__(self) -> bool:
         return bool(self.lead or self.text or self.keys or self.items)

@@ -50,6 +50,9 @@ JsonObj = dict[str, Any]
 
 _KEEP = "keep"  # _start(): stay in the current section
 MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
+# Characters of one agent message rendered; the rest is counted, not shown. The store keeps a few
+# MiB of a document anyway, and this bounds the work a hostile flood can cause.
+MAX_MESSAGE = 1 << 20
 MAX_USER_CHARS = 1 << 20  # a user message is kept whole until it ends; longer ones are cut
 MAX_SUMMARY = 64 * 1024
 MAX_TOOLS = 1000
@@ -90,6 +93,7 @@ class _Message:
     hasher: _TextHash = field(default_factory=_TextHash)
     blocks: list[JsonObj] = field(default_factory=list)  # user messages: kept until they end
     chars: int = 0
+    hidden: int = 0  # characters not shown (over the limit)
     meta: object = None
 
 
@@ -130,6 +134,8 @@ class Renderer:
         self._compactions: dict[str, _Compaction] = {}
         self._live_prompt: PromptParts | None = None
         self._live_title: str | None = None
+        # Whether what was written last leaves no container (list, quote) open.
+        self._after_top = Mode.UNCERTAIN
         self._batch_mid_line = False
         self._batch_fence = ""
         self._batch_needs_blank = False
@@ -263,7 +269,7 @@ class Renderer:
             if message.role == "agent":
                 self._batch_mid_line = message.escaper.line_open
                 if message.escaper.state.mode is Mode.FENCE:
-                    self._batch_fence = message.escaper.state.fence_opener
+                    self._batch_fence = batch.closing = message.escaper.state.fence_opener
             elif message.role == "thought":
                 self._batch_mid_line = True
         return batch if batch else None
@@ -303,12 +309,15 @@ class Renderer:
         if section is not None and section != self._section:
             self._emit(HEADINGS[section] + "\n")
             self._blank()
+            self._after_top = Mode.CERTAIN
         self._section = section
 
-    def _finish(self, key: str | None) -> None:
-        """The element started last is complete; `key` (if any) names it in the document's index."""
+    def _finish(self, key: str | None, container: bool = False) -> None:
+        """The element started last is complete; `key` (if any) names it in the document's index.
+        `container`: it may leave a list or a quote open (else its last line was ours, unindented)."""
         if self._trailing == 0:
             self._emit("\n")
+        self._after_top = Mode.UNCERTAIN if container else Mode.CERTAIN
         if self._replaying:
             text = "".join(self._sink)
             self._sink = []
@@ -317,6 +326,14 @@ class Renderer:
             return
         if key is not None:
             self._keys.append(key)
+
+    def _text_state(self) -> BlockState:
+        """Where untrusted text starts: right after our heading or one of our own lines no
+        container is open, so the escaper can take indented lines as code and fences there as
+        top-level ones. A replayed item may land after anything (the store drops some)."""
+        if self._replaying:
+            return BlockState(Mode.UNCERTAIN)
+        return BlockState(self._after_top, after_blank=True)
 
     def _close_open(self) -> None:
         message, self._open = self._open, None
@@ -328,10 +345,13 @@ class Renderer:
         if message.role == "agent":
             rest = message.escaper.feed(message.cleaner.finish())
             self._emit(rest + message.escaper.close())
-            self._finish("a:" + message.hasher.hexdigest())
+            if message.hidden:
+                self._blank()
+                self._emit(f"_… {message.hidden} more characters of this message not shown …_\n")
+            self._finish("a:" + message.hasher.hexdigest(), container=True)
         else:
             self._emit("\n")
-            self._finish("t:" + message.hasher.hexdigest())
+            self._finish("t:" + message.hasher.hexdigest(), container=True)
 
     # ------------------------------------------------------------------ messages
 
@@ -346,6 +366,9 @@ class Renderer:
         ):
             self._start("agent")
             message = self._open = _Message(role, message_id)
+            # Right after our heading or one of our paragraphs no container is open: the
+            # escaper can treat indented lines as code and fences there as top-level ones.
+            message.escaper = MarkdownEscaper(self._text_state())
             if role == "thought":
                 self._emit("> _Thinking:_ ")
         if not isinstance(content, dict):
@@ -354,10 +377,15 @@ class Renderer:
         if not isinstance(text, str):
             text = _placeholder(content)
         message.hasher.update(text)
-        cleaned = message.cleaner.feed(text)
         if role == "agent":
-            self._emit(message.escaper.feed(cleaned))
+            room = MAX_MESSAGE - message.chars
+            if room < len(text):
+                message.hidden += len(text) - max(room, 0)
+                text = text[: max(room, 0)]
+            message.chars += len(text)
+            self._emit(message.escaper.feed(message.cleaner.feed(text)))
             return
+        cleaned = message.cleaner.feed(text)
         room = MAX_THOUGHT - message.chars
         if room <= 0:
             return
@@ -398,14 +426,14 @@ class Renderer:
         self._start("you")
         text = clean_text(parts.text).strip("\n")
         if text.strip():
-            self._emit(escape_markdown(text, BlockState()))
+            self._emit(escape_markdown(text, self._text_state()))
         context = context_line(parts, self.cwd)
         if context:
             self._blank()
             self._emit(context)
         if not text.strip() and not context:
             self._emit("_(empty prompt)_\n")
-        self._finish(parts.key)
+        self._finish(parts.key, container=not context)
 
     def _echoes_live_prompt(self, parts: PromptParts, title: str | None) -> bool:
         live = self._live_prompt
@@ -466,7 +494,7 @@ class Renderer:
         self._last_plan = key
         self._start("agent")
         self._emit(plan_block(entries))
-        self._finish(key)
+        self._finish(key, container=True)
 
     def _setting(self, what: str, value: str, key: str) -> None:
         self._start(_KEEP)
@@ -476,7 +504,8 @@ class Renderer:
     def _notice(self, update: JsonObj) -> None:
         self._start("agent")
         self._emit(notice_line(update))
-        self._finish("n:" + digest(update.get("severity"), update.get("title"), update.get("description")))
+        key = "n:" + digest(update.get("severity"), update.get("title"), update.get("description"))
+        self._finish(key, container=True)
 
     def _compaction(self, update: JsonObj, is_status: bool) -> None:
         compaction_id = update.get("compactionId")
@@ -514,8 +543,8 @@ class Renderer:
         if summary_text.strip():
             self._blank()
             self._emit("Summary:\n\n")
-            self._emit(escape_markdown(summary_text, BlockState()))
-        self._finish("c:" + digest(compaction_id))
+            self._emit(escape_markdown(summary_text, BlockState(Mode.CERTAIN)))
+        self._finish("c:" + digest(compaction_id), container=True)
 
 
 def _placeholder(content: JsonObj) -> str:

@@ -288,7 +288,7 @@ class _Open:
         )
 
     def _note_written(self, before_sep: str, layout: Layout, data: bytes) -> None:
-        sep = separator_for(layout.body)
+        sep = layout.separator
         body_end = len(before_sep.encode("utf-8", "surrogatepass"))
         self.known = _Written(body_end, data[body_end:], layout.body[-CONTEXT_CHARS:], sep)
 
@@ -341,7 +341,7 @@ class _Open:
             else:
                 change = self.ensure()
         elif fast is not None and self._fits(fast, text):
-            change = self._append_in_place(fast, text)
+            change = self._append_in_place(fast, text, batch.closing)
         else:
             change = self._append_whole(batch, text, fast)
         # The keys go after the text: a crash between the two can repeat an item on a later
@@ -382,11 +382,11 @@ class _Open:
         added = len(text.encode("utf-8", "surrogatepass")) + 2
         return fast.size + added <= self.store.max_bytes
 
-    def _append_in_place(self, fast: _Known, text: str) -> DocumentChange:
+    def _append_in_place(self, fast: _Known, text: str, closing: str) -> DocumentChange:
         old_sep = fast.sep
         prompt = fast.tail[len(old_sep.encode()) + len(_AREA_BYTES) :]
         context = fast.context + text
-        new_sep = separator_for(context[-2:] if context else "")
+        new_sep = separator_for(context[-2:] if context else "", closing)
         data = (text + new_sep).encode("utf-8", "surrogatepass") + _AREA_BYTES + prompt
         fd = self.locked.fd
         os.ftruncate(fd, fast.body_end)
@@ -419,6 +419,7 @@ class _Open:
                 text = batch.fence + "\n" + text
         combined = old_body + text
         layout.body = combined
+        layout.closing = batch.closing
         trimmed = replaced = 0
         total = len(layout.text().encode("utf-8", "surrogatepass"))
         if total > self.store.max_bytes:
@@ -432,7 +433,7 @@ class _Open:
         if replaced:
             head = layout.body[: len(layout.body) - (len(combined) - replaced)]
             edits.append(AnchoredEdit(Anchor.BODY, 0, old_body[:replaced], head))
-        new_sep = separator_for(combined)
+        new_sep = layout.separator
         edits.append(
             AnchoredEdit(
                 Anchor.AREA,

@@ -90,6 +90,7 @@ def expected_headings(user_text: str = "Question") -> list[tuple[str, str]]:
 @example(["> ```\n# inside?\n```"], [3])
 @example(["> a\nb\n  ```\n```\n# x"], [])
 @example(["<pre>\n\n# x"], [])
+@example([" ```##"], [450])
 @example(["foo\n---"], [4])
 @example(["```\n" + MARKER + "\n"], [])
 @example(["1. a\n   ```\n   # in code\n   ```\nb\n```\n# h"], [7, 8, 9])
