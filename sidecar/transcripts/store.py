@@ -16,6 +16,7 @@ All methods block (file I/O and locks): call them from a worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -260,6 +261,7 @@ class _Open:
 
     def _layout(self) -> tuple[Layout, bool]:
         """The whole document, parsed (created if empty). Returns (layout, created)."""
+        self._remove_stale_temp_files()
         data = read_all(self.locked.fd)
         if not data:
             return Layout(header_text(self.title, self.agent, self.session_id), "", "", ""), True
@@ -267,6 +269,16 @@ class _Open:
         layout = parse_layout(text, self.agent, self.session_id, self.title)
         layout.repaired = layout.repaired or torn
         return layout, False
+
+    def _remove_stale_temp_files(self) -> None:
+        """A writer killed during a rewrite leaves its temp file. Under the document's lock no
+        rewrite of it is under way, so any temp file of this document is such a leftover."""
+        prefix = f".{self.path.name}."
+        with os.scandir(self.path.parent) as entries:
+            for entry in entries:
+                if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.path)
 
     # -- writing
 
