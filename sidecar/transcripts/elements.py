@@ -314,6 +314,13 @@ def notice_line(update: JsonObj) -> str:
     return f"> **{severity.capitalize()}:** {title}{tail}\n"
 
 
+def compaction_line(status: str, error: object) -> str:
+    if status == "completed":
+        return "_Context compacted._\n"
+    why = inline(one_line(error, 300)) if isinstance(error, str) else ""
+    return f"_Context compaction {inline(one_line(status, 20))}{': ' + why if why else ''}._\n"
+
+
 def local_time(now: datetime) -> str:
     return now.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 

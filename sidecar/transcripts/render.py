@@ -12,18 +12,17 @@ can drop what the document already holds.
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from .blocks import BlockState, MarkdownEscaper, Mode, escape_markdown
-from .clean import TextCleaner, clean_text, one_line
+from .clean import clean_text, one_line
 from .elements import (
     HEADINGS,
     PromptParts,
+    compaction_line,
     context_line,
     diff_block,
     diff_key,
@@ -43,6 +42,7 @@ from .elements import (
     turn_end_line,
 )
 from .model import Batch, ReplayCursor, ReplayItem
+from .tracking import Compaction, MessageState, ToolState, placeholder
 
 __all__ = ["Renderer"]
 
@@ -54,61 +54,7 @@ MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
 # MiB of a document anyway, and this bounds the work a hostile flood can cause.
 MAX_MESSAGE = 1 << 20
 MAX_USER_CHARS = 1 << 20  # a user message is kept whole until it ends; longer ones are cut
-MAX_SUMMARY = 64 * 1024
 MAX_TOOLS = 1000
-
-
-class _TextHash:
-    """A hash of a message's text without its leading and trailing whitespace, fed in chunks, so
-    that a live message and its replay match when only the whitespace around them differs."""
-
-    def __init__(self) -> None:
-        self._hash = hashlib.sha256()
-        self._space = ""  # trailing whitespace seen but not hashed yet
-        self._started = False
-
-    def update(self, text: str) -> None:
-        if not self._started:
-            text = text.lstrip()
-            if not text:
-                return
-            self._started = True
-        body = text.rstrip()
-        if body:
-            self._hash.update((self._space + body).encode("utf-8", "surrogatepass"))
-            self._space = text[len(body) :]
-        else:
-            self._space += text
-
-    def hexdigest(self) -> str:
-        return self._hash.hexdigest()[:24]
-
-
-@dataclass
-class _Message:
-    role: str  # agent | thought | user
-    message_id: str | None
-    cleaner: TextCleaner = field(default_factory=TextCleaner)
-    escaper: MarkdownEscaper = field(default_factory=MarkdownEscaper)
-    hasher: _TextHash = field(default_factory=_TextHash)
-    blocks: list[JsonObj] = field(default_factory=list)  # user messages: kept until they end
-    chars: int = 0
-    hidden: int = 0  # characters not shown (over the limit)
-    meta: object = None
-
-
-@dataclass
-class _Tool:
-    title: str
-    status: str | None
-    diffs: set[str] = field(default_factory=set)
-
-
-@dataclass
-class _Compaction:
-    parts: list[str] = field(default_factory=list)
-    size: int = 0
-    done: bool = False
 
 
 class Renderer:
@@ -125,13 +71,13 @@ class Renderer:
         self._item_section: str | None = None
         self._trailing: int | None = None  # newlines ending what was written (None: unknown)
         self._section: str | None = None
-        self._open: _Message | None = None
-        self._tools: OrderedDict[str, _Tool] = OrderedDict()
+        self._open: MessageState | None = None
+        self._tools: OrderedDict[str, ToolState] = OrderedDict()
         self._last_plan: str | None = None
         self._mode: str | None = None
         self._model: str | None = None
         self._mode_names: dict[str, str] = {}
-        self._compactions: dict[str, _Compaction] = {}
+        self._compactions: dict[str, Compaction] = {}
         self._live_prompt: PromptParts | None = None
         self._live_title: str | None = None
         # Whether what was written last leaves no container (list, quote) open.
@@ -365,7 +311,7 @@ class Renderer:
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
             self._start("agent")
-            message = self._open = _Message(role, message_id)
+            message = self._open = MessageState(role, message_id)
             # Right after our heading or one of our paragraphs no container is open: the
             # escaper can treat indented lines as code and fences there as top-level ones.
             message.escaper = MarkdownEscaper(self._text_state())
@@ -375,7 +321,7 @@ class Renderer:
             return
         text = content.get("text") if content.get("type") == "text" else None
         if not isinstance(text, str):
-            text = _placeholder(content)
+            text = placeholder(content)
         message.hasher.update(text)
         if role == "agent":
             room = MAX_MESSAGE - message.chars
@@ -405,7 +351,7 @@ class Renderer:
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
             self._close_open()
-            message = self._open = _Message("user", message_id)
+            message = self._open = MessageState("user", message_id)
         if message.meta is None:
             message.meta = update.get("_meta")
         if isinstance(content, dict):
@@ -455,14 +401,14 @@ class Renderer:
         title = update.get("title")
         if tool is None and is_call:
             status = update.get("status") if isinstance(update.get("status"), str) else "pending"
-            tool = _Tool(str(title) if isinstance(title, str) else "Tool call", status)
+            tool = ToolState(str(title) if isinstance(title, str) else "Tool call", status)
             self._remember_tool(call_id, tool)
             self._start("agent")
             self._emit(tool_call_line(update, self.cwd))
             self._finish("tc:" + digest(call_id))
         else:
             if tool is None:
-                tool = _Tool("Tool call", None)
+                tool = ToolState("Tool call", None)
                 self._remember_tool(call_id, tool)
             if isinstance(title, str) and title:
                 tool.title = title
@@ -481,7 +427,7 @@ class Renderer:
             self._emit(diff_block(diff, self.cwd))
             self._finish(key)
 
-    def _remember_tool(self, call_id: str, tool: _Tool) -> None:
+    def _remember_tool(self, call_id: str, tool: ToolState) -> None:
         self._tools[call_id] = tool
         while len(self._tools) > MAX_TOOLS:
             self._tools.popitem(last=False)
@@ -511,51 +457,15 @@ class Renderer:
         compaction_id = update.get("compactionId")
         if not isinstance(compaction_id, str):
             return
-        state = self._compactions.setdefault(compaction_id, _Compaction())
-        if state.done:
+        state = self._compactions.setdefault(compaction_id, Compaction())
+        ended = state.absorb(update, is_status)
+        if ended is None:
             return
-        if not is_status:
-            content = update.get("content")
-            text = content.get("text") if isinstance(content, dict) else None
-            if isinstance(text, str) and state.size < MAX_SUMMARY:
-                state.parts.append(text)
-                state.size += len(text)
-            return
-        if "summary" in update:
-            summary = update.get("summary")
-            blocks = summary if isinstance(summary, list) else []
-            state.parts = [
-                b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
-            ]
-            state.size = sum(len(p) for p in state.parts)
-        status = update.get("status")
-        if status not in ("completed", "failed", "cancelled"):
-            return
-        state.done = True
         self._start("agent")
-        if status == "completed":
-            self._emit("_Context compacted._\n")
-        else:
-            error = update.get("error")
-            why = inline(one_line(error, 300)) if isinstance(error, str) else ""
-            self._emit(f"_Context compaction {status}{': ' + why if why else ''}._\n")
-        summary_text = clean_text("".join(state.parts)[:MAX_SUMMARY]).strip("\n")
-        if summary_text.strip():
+        self._emit(compaction_line(ended, update.get("error")))
+        summary = state.summary()
+        if summary:
             self._blank()
             self._emit("Summary:\n\n")
-            self._emit(escape_markdown(summary_text, BlockState(Mode.CERTAIN)))
+            self._emit(escape_markdown(summary, BlockState(Mode.CERTAIN)))
         self._finish("c:" + digest(compaction_id), container=True)
-
-
-def _placeholder(content: JsonObj) -> str:
-    """Non-text content in a message, as a short note."""
-    kind = content.get("type")
-    if kind == "resource_link":
-        name = content.get("name") if isinstance(content.get("name"), str) else content.get("uri")
-        return f"\n(link: {name})\n"
-    if kind == "resource":
-        resource = content.get("resource")
-        uri = resource.get("uri") if isinstance(resource, dict) else None
-        return f"\n(resource: {uri})\n"
-    mime = content.get("mimeType")
-    return f"\n({kind or 'content'}: {mime or 'unknown type'})\n"

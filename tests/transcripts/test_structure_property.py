@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -15,7 +16,9 @@ from sidecar.transcripts.blocks import MarkdownEscaper
 from sidecar.transcripts.clean import TextCleaner
 from sidecar.transcripts.document import MARKER, PROMPT_AREA, header_text, separator_for
 from sidecar.transcripts.render import Renderer
+from sidecar.transcripts.store import TranscriptStore
 
+from .helpers import assert_well_formed
 from .markdown_structure import PARSERS, prompt_area_ok, structure
 
 # Characters that matter to Markdown's block structure, plus a little of everything else.
@@ -122,3 +125,41 @@ def test_chunking_does_not_change_the_output(text: str, cuts: list[int]) -> None
         return "".join(out) + escaper.close()
 
     assert run(chunked(text, cuts)) == run([text])
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(markdown_text, min_size=1, max_size=3), st.lists(st.integers(0, 500), max_size=6))
+@example(["x\n```py\nstill code"], [5, 9])
+def test_the_file_is_well_formed_after_every_append(
+    tmp_path_factory: pytest.TempPathFactory, agent_texts: list[str], cuts: list[int]
+) -> None:
+    """Also while an agent streams: the prompt area is never inside an unfinished code block."""
+    store = TranscriptStore(tmp_path_factory.mktemp("state"), durable=False)
+    renderer = Renderer()
+    renderer.prompt([{"type": "text", "text": "go"}])
+    for index, text in enumerate(agent_texts):
+        for piece in chunked(text, cuts):
+            renderer.update(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "messageId": f"m{index}",
+                    "content": {"type": "text", "text": piece},
+                }
+            )
+            batch = renderer.take()
+            if batch is not None:
+                store.append("agent", "session", batch)
+                document = store.read("agent", "session")
+                assert document is not None
+                assert_well_formed(document)
+    renderer.turn_ended("end_turn")
+    batch = renderer.take()
+    assert batch is not None
+    store.append("agent", "session", batch)
+    document = store.read("agent", "session")
+    assert document is not None
+    assert_well_formed(document)
