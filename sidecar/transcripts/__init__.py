@@ -22,7 +22,7 @@ from .document import (
     prompt_text,
     resync,
 )
-from .elements import rename_prompt, rename_title
+from .elements import context_meta, rename_prompt, rename_title
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange, ReplayCursor, ReplayItem
 from .names import safe_name
 from .render import Renderer
@@ -44,6 +44,7 @@ __all__ = [
     "TranscriptStore",
     "apply_edits",
     "clear_prompt",
+    "context_meta",
     "locate_prompt_area",
     "lsp_position",
     "prompt_text",

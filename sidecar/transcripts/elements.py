@@ -138,7 +138,7 @@ def split_prompt(blocks: Iterable[object], labels: dict[str, str] | None = None)
             resource = block["resource"]
             uri = resource.get("uri")
             if isinstance(uri, str):
-                label = (labels or {}).get(uri)
+                label = (labels or {}).get(uri) or _meta_label(block)
                 if label is None and isinstance(resource.get("text"), str):
                     lines = len(_lines(resource["text"]))
                     label = f"{lines} line{'s' if lines != 1 else ''}"
@@ -149,6 +149,18 @@ def split_prompt(blocks: Iterable[object], labels: dict[str, str] | None = None)
         elif kind in ("image", "audio"):
             others.append(f"{kind} ({one_line(block.get('mimeType'), 60) or 'unknown type'})")
     return PromptParts("".join(texts), contexts, others)
+
+
+def context_meta(label: str) -> JsonObj:
+    """`_meta` for an embedded context block naming its range, so that a replay shows it too."""
+    return {"acpSidecar": {"label": label}}
+
+
+def _meta_label(block: JsonObj) -> str | None:
+    meta = block.get("_meta")
+    ours = meta.get("acpSidecar") if isinstance(meta, dict) else None
+    label = ours.get("label") if isinstance(ours, dict) else None
+    return label if isinstance(label, str) and label else None
 
 
 def _lines(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.transcripts.elements import rename_prompt
+from sidecar.transcripts.elements import context_meta, rename_prompt
 from sidecar.transcripts.render import MAX_MESSAGE
 
 from .helpers import FIXED, agent, rendered, renderer, user, user_block
@@ -20,6 +20,18 @@ def test_a_prompt_names_its_embedded_context_never_its_content() -> None:
     text = rendered(r)
     assert text == "## You\n\nExplain this\n\nContext: `src/app.py` (lines 3-7)\n"
     assert "[resource" not in text
+
+
+def test_an_embedded_context_names_its_range_from_its_meta_in_a_replay() -> None:
+    block = dict(RESOURCE, _meta=context_meta("lines 3-7"))
+    r = renderer()
+    r.begin_replay()
+    r.update(user_block({"type": "text", "text": "Explain this"}))
+    r.update(user_block(block))
+    r.end_replay()
+    batch = r.take()
+    assert batch is not None
+    assert batch.items[0].text == "Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
 
 
 def test_a_prompt_with_a_link_and_the_context_text_block() -> None:

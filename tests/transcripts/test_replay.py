@@ -189,3 +189,20 @@ def test_resume_without_replay_keeps_the_stored_history(store: TranscriptStore) 
     assert after.startswith(before.partition("---\n\n## Your prompt")[0].rstrip("\n"))
     assert "One more thing" in after
     assert_well_formed(after)
+
+
+def test_whitespace_around_a_message_does_not_make_it_new(store: TranscriptStore) -> None:
+    r = renderer()
+    r.prompt([{"type": "text", "text": "q"}])
+    for piece in ["\n", "  Answer", " text", "\n\n"]:
+        r.update(agent(piece, "a0"))
+    r.turn_ended("end_turn")
+    flush(store, r)
+    before = document(store)
+    replay = renderer()
+    replay.begin_replay()
+    replay.update(user_block({"type": "text", "text": "q"}, "u0"))
+    replay.update(agent("Answer text", "a0"))
+    replay.end_replay()
+    flush(store, replay)
+    assert document(store) == before

@@ -71,13 +71,18 @@ def append_turn(store: TranscriptStore, text: str, answer: str) -> DocumentChang
 def test_files_and_directories_are_private_whatever_the_umask(tmp_path: Path, mask: int, umask: None) -> None:
     os.umask(mask)
     store = TranscriptStore(tmp_path / "state", durable=False)
-    append_turn(store, "hi", "hello")
-    store.set_title(AGENT, SESSION, "T")  # a rewrite (new inode) keeps the mode too
     path = store.path(AGENT, SESSION)
-    for directory in (tmp_path / "state", store.root, path.parent):
-        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
-    for file in path.parent.iterdir():
-        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+
+    def assert_private() -> None:
+        for directory in (tmp_path / "state", store.root, path.parent):
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+        for file in path.parent.iterdir():
+            assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+
+    append_turn(store, "hi", "hello")  # created, appended in place, keys written
+    assert_private()
+    store.set_title(AGENT, SESSION, "T")  # a rewrite (new inode) keeps the mode too
+    assert_private()
 
 
 def test_a_new_document_is_header_and_prompt_area(store: TranscriptStore) -> None:
@@ -223,6 +228,22 @@ def test_a_document_cut_inside_a_code_block_is_closed(store: TranscriptStore) ->
     assert text is not None
     assert_well_formed(text)
     assert "# still code\n```\n" in text
+
+
+def test_a_torn_write_inside_a_code_block_is_closed_and_given_its_area(store: TranscriptStore) -> None:
+    store.ensure(AGENT, SESSION, "T")
+    path = store.path(AGENT, SESSION)
+    text = path.read_text()
+    header = text[: text.index("---\n\n## Your prompt")]
+    # What a writer killed between cutting the file and writing its tail leaves behind.
+    path.write_text(header + "## Agent\n\nCode:\n```py\n# still code\n---\n\n## Your pr")
+    change = TranscriptStore(store.state_dir, durable=False).ensure(AGENT, SESSION)
+    assert change is not None
+    repaired = store.read(AGENT, SESSION)
+    assert repaired is not None
+    assert repaired.startswith(header + "## Agent\n\nCode:\n```py\n# still code\n")
+    assert "# still code\n```\n" in repaired
+    assert_well_formed(repaired)
 
 
 def test_two_writers_alternating_mid_message(tmp_path: Path) -> None:
