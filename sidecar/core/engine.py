@@ -73,7 +73,9 @@ class Engine:
             self.supervisor,
             self.titles,
             listener,
-            EarlyUpdates(options.pending_update_bound),
+            EarlyUpdates(
+                options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
+            ),
             self.emit_status,
         )
         self.permissions = Permissions(options.permissions, self.registry.by_id, listener, self.emit_status)
@@ -189,11 +191,7 @@ class Engine:
     ) -> JsonObj:
         if not isinstance(text, str) or not text.strip():
             raise errors.invalid("text must be a non-empty string")
-        if session_id is None and self.registry.active_id is None:
-            if cwd is None:
-                raise errors.invalid("no active session and no workspace folder to start one in")
-            await self.registry.new(cwd)
-        session = self.registry.get(session_id)
+        session = await self.registry.for_prompt(session_id, cwd)
         embed = self.supervisor.agent is not None and self.supervisor.agent.can_embed_context
         turn = self.turns.admit(session, prompt_blocks(text, context, embed), TurnKind.PROMPT, echo=text)
         if not session.first_prompt_seen:
@@ -206,10 +204,10 @@ class Engine:
         }
 
     async def cancel(self, session_id: str | None = None) -> bool:
-        return await self.turns.cancel(self.registry.get(session_id))
+        return await self.turns.cancel(await self.registry.resolve(session_id))
 
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
-        session = self.registry.get(session_id)
+        session = await self.registry.resolve(session_id)
         requested = self.titles.validate_user_title(title)
         blocks, meta = rename_prompt(requested)
         turn = self.turns.admit(session, blocks, TurnKind.RENAME, meta=meta)
@@ -218,15 +216,16 @@ class Engine:
 
     # ================================================================== configuration
     async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:
-        return await self.config.set_mode(self.registry.get(session_id), mode_id)
+        return await self.config.set_mode(await self.registry.resolve(session_id), mode_id)
 
     async def set_config_option(
         self, config_id: object, value: object, session_id: str | None = None
     ) -> JsonObj:
-        return await self.config.set_config_option(self.registry.get(session_id), config_id, value)
+        session = await self.registry.resolve(session_id)
+        return await self.config.set_config_option(session, config_id, value)
 
     async def set_model(self, model_id: object, session_id: str | None = None) -> JsonObj:
-        return await self.config.set_model(self.registry.get(session_id), model_id)
+        return await self.config.set_model(await self.registry.resolve(session_id), model_id)
 
     async def authenticate(self, method_id: object) -> JsonObj:
         return await self.supervisor.authenticate(method_id)

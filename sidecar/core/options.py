@@ -20,4 +20,10 @@ class EngineOptions:
     cancel_timeout: float = 10.0
     max_restarts: int = 5
     restart_window: float = 60.0
-    pending_update_bound: int = 2_000
+    # Updates for a session id the sidecar does not know yet (sent before the answer to
+    # session/new or session/resume): at most this many per session id, for at most
+    # this many session ids at once (the first seen is forgotten first), each kept at
+    # most this long.
+    pending_update_bound: int = 500
+    pending_update_sessions: int = 8
+    pending_update_max_age: float = 120.0

@@ -7,6 +7,7 @@ Each update reaches the editor once, in order, marked as replay while a
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -46,6 +47,8 @@ class Sessions:
         self._emit_status = emit_status
         self.by_id: dict[str, Session] = {}
         self.active_id: str | None = None
+        # Set while a prompt creates the session it goes to (no session was active).
+        self._creating: asyncio.Event | None = None
 
     # ------------------------------------------------------------------ lookup
     def get(self, session_id: str | None) -> Session:
@@ -83,14 +86,41 @@ class Sessions:
         self.active_id = session.session_id
         self._emit_status()
 
+    async def resolve(self, session_id: str | None) -> Session:
+        """Like `get`; but a command without a session id that follows a prompt still creating
+        the active session applies to that session (commands apply in the order sent)."""
+        while session_id is None and self.active_id is None and self._creating is not None:
+            await self._creating.wait()
+        return self.get(session_id)
+
+    async def for_prompt(self, session_id: str | None, cwd: str | None) -> Session:
+        """The session a prompt goes to; without one, a new session in `cwd` becomes active."""
+        while session_id is None and self.active_id is None:
+            if self._creating is not None:
+                await self._creating.wait()  # another prompt is creating it: use that one
+                continue
+            if cwd is None:
+                raise errors.invalid("no active session and no workspace folder to start one in")
+            creating = self._creating = asyncio.Event()
+            try:
+                await self.new(cwd)
+            finally:
+                # Waiters wake in the order they came, after this prompt's turn is admitted.
+                self._creating = None
+                creating.set()
+        return self.get(session_id)
+
     # ------------------------------------------------------------------ new, load, attach
     async def new(self, cwd: object) -> str:
         path = self.validate_cwd(cwd)
         client = await self._supervisor.ensure()
         result = await self._supervisor.call(client.new_session(path))
-        session = self._register(result["sessionId"], path, (), result)
+        session_id = result["sessionId"]
+        session = self.by_id.get(session_id) or Session(session_id, path)
+        self._attached(session, path, result)
         await self._titles.session_created(session)
-        self._deliver_early(session)
+        # Until here its updates are parked, so the early ones come first, in order.
+        self._publish(session)
         self._activate(session)
         return session.session_id
 
@@ -127,12 +157,13 @@ class Sessions:
         agent = self._supervisor.agent
         assert agent is not None
         call = self._supervisor.call
+        session = known or Session(session_id, cwd)
         try:
             if agent.can_resume:
                 result = await call(client.resume_session(session_id, cwd))
             elif agent.can_load:
-                session = known or Session(session_id, cwd)
-                self.by_id[session_id] = session
+                # Known from here on: the replay goes straight to it.
+                self._publish(session)
                 session.replaying = True
                 session.transcript.clear()
                 try:
@@ -149,19 +180,21 @@ class Sessions:
             if exc.code == RESOURCE_NOT_FOUND or "not found" in exc.message.lower():
                 raise errors.unknown_session(session_id) from None
             raise
-        session = self._register(session_id, cwd, (), result)
+        self._attached(session, cwd, result)
         await self._titles.session_attached(session)
+        self._publish(session)
         return session
 
-    def _register(self, session_id: str, cwd: str, additional: Sequence[str], result: JsonObj) -> Session:
-        session = self.by_id.get(session_id)
-        if session is None:
-            session = Session(session_id, cwd, list(additional))
-            self.by_id[session_id] = session
+    def _attached(self, session: Session, cwd: str, result: JsonObj) -> None:
         session.cwd = cwd
         session.attached_to = self._supervisor.generation
         SessionConfig.absorb(session, result)
-        return session
+
+    def _publish(self, session: Session) -> None:
+        """Make the session known (its updates are routed from now on) and deliver what was parked."""
+        self.by_id[session.session_id] = session
+        for update in self._early.take(session.session_id):
+            self.route(session, update)
 
     async def list(self, cwd: str | None, refresh: bool, all_cwds: Sequence[str]) -> list[JsonObj]:
         if refresh:
@@ -185,10 +218,6 @@ class Sessions:
             self._early.keep(session_id, update)
             return
         self.route(session, update)
-
-    def _deliver_early(self, session: Session) -> None:
-        for update in self._early.take(session.session_id):
-            self.route(session, update)
 
     def route(self, session: Session, update: JsonObj) -> None:
         kind = update.get("sessionUpdate")

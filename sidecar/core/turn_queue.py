@@ -106,18 +106,14 @@ class TurnQueue:
                 self._emit_status()
 
     async def _run_turn(self, session: Session, turn: Turn) -> None:
-        if turn.state is TurnState.CANCELLING:
-            # Cancelled before it ever reached the agent: nothing to cancel there.
-            self.end(session, turn, "cancelled", None)
-            return
         turn.advance(TurnState.RUNNING)
         self._events.on_turn(session.session_id, turn.turn_id, "running", None, None)
         self._emit_status()
         try:
             client = await self._attach(session)
-            if turn.cancelling:
-                # Cancelled while the agent was (re)starting: never send the prompt.
-                self.end(session, turn, "cancelled", None)
+            if turn.state is not TurnState.RUNNING:
+                # Cancelled while the agent was (re)starting or the session attaching:
+                # it has ended already, and its prompt is never sent.
                 return
             turn.in_flight = True
             result = await self._call(client.prompt(session.session_id, turn.blocks, turn.meta))
@@ -145,9 +141,27 @@ class TurnQueue:
 
     # ------------------------------------------------------------------ cancel
     async def cancel(self, session: Session) -> bool:
+        """Cancel the turn at position 0, whatever its start-up state; False when there is none.
+
+        Not picked up by the runner yet, or picked up but its prompt not sent (the
+        agent starting, the session attaching): it ends `cancelled` at once and is
+        never sent. In flight: `session/cancel`, and it ends when the agent answers
+        (or at the cancel deadline). Turns queued behind it are not touched.
+        """
         turn = session.current
-        if turn is None or turn.state is not TurnState.RUNNING:
-            return False
+        if turn is None:
+            head = next((t for t in session.queue if t.state is not TurnState.ENDED), None)
+            if head is None:
+                return False
+            session.queue.remove(head)
+            self.end(session, head, "cancelled", None)
+            return True
+        if turn.state is not TurnState.RUNNING:
+            return False  # cancelling already, or ended
+        if not turn.in_flight:
+            self._cancel_permissions(session)
+            self.end(session, turn, "cancelled", None)
+            return True
         turn.advance(TurnState.CANCELLING)
         self._emit_status()
         self._cancel_permissions(session)
