@@ -114,7 +114,9 @@ async def test_hostile_titles(
 
 
 async def test_rename_confirmed_then_survives_restart_and_refresh(workspace: Path, state_dir: Path) -> None:
-    async with open_editor("vscode", workspace, state_dir) as ed:
+    # The slow rename (the demo agent confirms after 2 s) keeps the rename pending while
+    # the list below is asked: the default agent often confirmed before the list answered.
+    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "slow"}) as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         await ed.prompt_and_wait("#chunks=1 first prompt words")
         mark = ed.mark()
