@@ -138,9 +138,6 @@ class Titling:
     def key(self) -> str:
         return self.agent_key or self._agent_key()
 
-    def clean(self, text: str, max_length: int) -> str:
-        return sanitize_text(text, max_length)
-
     # ------------------------------------------------------------------ store access
     async def _in_store(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)

@@ -29,9 +29,12 @@ FULL_CAPS: JsonObj = {
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
     """Wait for a condition the event loop will make true; generous timeout, no fixed sleeps."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.001)
+    try:
+        async with asyncio.timeout(timeout):
+            while not condition():
+                await asyncio.sleep(0.001)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None
 
 
 class Gate:

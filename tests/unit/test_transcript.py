@@ -55,7 +55,8 @@ def test_the_text_budget_keeps_the_newest_text() -> None:
     assert "".join(m.text for m in transcript.messages).endswith("048 049 ")
     # One giant message keeps its tail.
     transcript.apply(chunk("x" * 500 + "END", message_id="giant"))
-    assert transcript.chars == 100 and transcript.messages[-1].text.endswith("xEND")
+    assert transcript.chars == 100 and transcript.messages[-1].text == "x" * 97 + "END"
+    assert [m.size for m in transcript.messages] == [100]
     for call in ("t1", "t2", "t3"):
         transcript.apply({"sessionUpdate": "tool_call", "toolCallId": call})
     assert list(transcript.tool_calls) == ["t2", "t3"]

@@ -9,7 +9,7 @@ import pytest
 from sidecar.core import errors
 from sidecar.core.engine import Engine
 from sidecar.core.errors import SidecarError
-from tests.unit.fake_agent import FakeAgents, Recorder, make_engine, settle, until
+from tests.unit.fake_agent import FakeAgents, Gate, Recorder, make_engine, settle, until
 
 
 def states(recorder: Recorder, turn_id: str) -> list[str]:
@@ -200,39 +200,23 @@ async def test_cancel_of_a_rename_right_after_it_was_asked(
     await until(lambda: any(i["renameState"] == "unconfirmed" for i in recorder.of("info")))
 
 
-async def test_cancel_while_the_agent_is_starting_ends_the_turn_at_once(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+@pytest.mark.parametrize("held", ["start_gate", "attach_gate"], ids=["agent starting", "session attaching"])
+async def test_cancel_while_the_turn_starts_up_ends_it_at_once(
+    held: str, engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     agents.current.die(3)
     await until(lambda: engine.status()["state"] == "disconnected")
-    agents.start_gate.close()
+    gate: Gate = getattr(agents, held)
+    gate.close()
     turn = await engine.prompt("after the crash", sid)
-    await until(lambda: agents.start_gate.waiting == 1, what="the restart")
+    await until(lambda: gate.waiting == 1, what=f"the runner to wait at {held}")
     assert await engine.cancel(sid) is True
-    # Ended now, not when the agent is up.
+    # Ended now, not once the agent is up and the session attached.
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     assert recorder.ended(turn["turnId"])[0]["stopReason"] == "cancelled"
-    agents.start_gate.open()
-    await until(lambda: engine.status()["state"] == "idle")
-    await settle()
-    assert agents.prompts == [] and len(recorder.ended(turn["turnId"])) == 1
-
-
-async def test_cancel_while_the_session_is_being_attached(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
-) -> None:
-    sid = await new(engine, workspace)
-    agents.current.die(3)
-    await until(lambda: engine.status()["state"] == "disconnected")
-    agents.attach_gate.close()
-    turn = await engine.prompt("after the crash", sid)
-    await until(lambda: agents.attach_gate.waiting == 1, what="session/resume")
-    assert await engine.cancel(sid) is True
-    await until(lambda: bool(recorder.ended(turn["turnId"])))
-    assert recorder.ended(turn["turnId"])[0]["stopReason"] == "cancelled"
-    agents.attach_gate.open()
-    # The next turn finds the session attached and runs.
+    gate.open()
+    # Its prompt is never sent; the next turn finds the agent up, the session attached, and runs.
     after = await engine.prompt("next", sid)
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(after["turnId"])))
