@@ -232,6 +232,7 @@ async def test_reconcile_many_sessions_over_pages(workspace: Path, state_dir: Pa
     assert records[seeded[0]].title == "User chose this"
 
 
+@pytest.mark.slow
 async def test_several_sidecars_share_one_store(workspace: Path, state_dir: Path) -> None:
     per_sidecar = 8
 
