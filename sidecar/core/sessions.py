@@ -47,6 +47,8 @@ class Sessions:
         self._emit_status = emit_status
         self.by_id: dict[str, Session] = {}
         self.active_id: str | None = None
+        # Sessions attached but not published yet: their updates are parked meanwhile.
+        self._parking: set[str] = set()
         # Set while a prompt creates the session it goes to (no session was active).
         self._creating: asyncio.Event | None = None
 
@@ -118,9 +120,10 @@ class Sessions:
         session_id = result["sessionId"]
         session = self.by_id.get(session_id) or Session(session_id, path)
         self._attached(session, path, result)
-        await self._titles.session_created(session)
-        # Until here its updates are parked, so the early ones come first, in order.
-        self._publish(session)
+        try:
+            await self._titles.session_created(session)
+        finally:
+            self._publish(session)
         self._activate(session)
         return session.session_id
 
@@ -181,18 +184,26 @@ class Sessions:
                 raise errors.unknown_session(session_id) from None
             raise
         self._attached(session, cwd, result)
-        await self._titles.session_attached(session)
-        self._publish(session)
+        try:
+            await self._titles.session_attached(session)
+        finally:
+            self._publish(session)
         return session
 
     def _attached(self, session: Session, cwd: str, result: JsonObj) -> None:
+        """The agent holds the session: it is known from here on (the agent's file and permission
+        requests find it), but its updates stay parked until `_publish`, after its title record
+        is ready, so the ones sent before the answer are delivered first."""
         session.cwd = cwd
         session.attached_to = self._supervisor.generation
         SessionConfig.absorb(session, result)
+        self.by_id[session.session_id] = session
+        self._parking.add(session.session_id)
 
     def _publish(self, session: Session) -> None:
-        """Make the session known (its updates are routed from now on) and deliver what was parked."""
+        """Route the session's updates from now on, the parked ones first, in order."""
         self.by_id[session.session_id] = session
+        self._parking.discard(session.session_id)
         for update in self._early.take(session.session_id):
             self.route(session, update)
 
@@ -214,7 +225,7 @@ class Sessions:
         session_id = params["sessionId"]
         update: JsonObj = params["update"]
         session = self.by_id.get(session_id)
-        if session is None:
+        if session is None or session_id in self._parking:
             self._early.keep(session_id, update)
             return
         self.route(session, update)

@@ -113,6 +113,8 @@ class FakeAgents:
     attach_gate: Gate = field(default_factory=Gate)
     # Updates the agent sends before it answers session/new, session/resume or session/load.
     before_new: list[JsonObj] = field(default_factory=list)
+    # Sent right after the session/new answer, while the sidecar is still setting the session up.
+    after_new: list[JsonObj] = field(default_factory=list)
     before_attach: list[JsonObj] = field(default_factory=list)
     # session/cancel stops the prompt at once (else the test answers the prompt itself).
     cancel_stops: bool = True
@@ -161,6 +163,7 @@ class FakeAgent:
         self.process = FakeProcess()
         self.started = False
         self._closed = asyncio.Event()
+        self.tasks: set[asyncio.Future[None]] = set()
 
     # ------------------------------------------------------------------ life
     @property
@@ -237,6 +240,10 @@ class FakeAgent:
         await self.control.new_gate.passage()
         self._check()
         self.control.known_sessions.add(session_id)
+        if self.control.after_new:
+            self.tasks.add(
+                asyncio.ensure_future(self._updates_before_answer(session_id, self.control.after_new))
+            )
         return {
             "sessionId": session_id,
             "modes": {

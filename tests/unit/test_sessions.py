@@ -76,6 +76,16 @@ async def test_updates_sent_before_the_session_new_answer_are_delivered_in_order
     assert [u["replay"] for u in recorder.updates(sid)] == [False, False, False]
 
 
+async def test_updates_right_after_the_answer_come_after_the_early_ones(
+    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+) -> None:
+    agents.before_new = [chunk("early")]
+    agents.after_new = [chunk("right after")]
+    sid = await engine.new_session(str(workspace))
+    await until(lambda: len(recorder.texts(sid)) == 2)
+    assert recorder.texts(sid) == ["early", "right after"]
+
+
 async def test_updates_sent_before_the_session_resume_answer_are_delivered(
     agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
