@@ -2,7 +2,8 @@
 
 Each update reaches the editor once, in order, marked as replay while a
 `session/load` replays history, attributed to the turn whose prompt is in flight
-(never to a later turn), with the agent's echo of our own prompt dropped.
+(to no turn before a prompt is sent or after its answer), with the agent's echo of
+our own prompt dropped.
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ class TurnQueue:
         turn.advance(TurnState.CANCELLING)
         self._emit_status()
         self._cancel_permissions(session)
-        if turn.in_flight and await self._send_cancel(session.session_id):
+        if await self._send_cancel(session.session_id):
             self._spawn(self._cancel_deadline(session, turn), f"cancel-deadline-{turn.turn_id}")
         return True
 
