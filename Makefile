@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SMOKE := ../shared/contract-check/smoke.py
 
-.PHONY: install setup demo test lint typecheck pytest smoke bench clean
+.PHONY: install setup demo test quick lint typecheck pytest smoke bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,15 @@ smoke: $(STAMP)
 	else echo "smoke: $(SMOKE) not found, skipped"; fi
 
 test: setup lint typecheck pytest smoke
+
+# Under a minute: lint, types, and the in-process tests (no sidecar or agent subprocess,
+# nothing marked slow, load or editors). `make test` runs everything.
+QUICK_TESTS := tests/unit tests/titles tests/demo_agent/test_units.py tests/editor_configs
+quick: $(STAMP)
+	$(BIN)/ruff check sidecar tests bench tools
+	$(BIN)/ruff format --check sidecar tests bench tools
+	$(BIN)/mypy
+	$(BIN)/pytest -q -m "not slow and not load and not editors" $(QUICK_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -14,9 +14,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from ..acp import AcpClient
 from ..titles import (
     UNSET,
     ListedSession,
@@ -39,11 +38,10 @@ from ..titles.meta import MetaError, check_meta
 from ..titles.rules import session_info_fields
 from ..titles.sanitize import InvalidTitle
 from . import errors
+from .options import EngineOptions
+from .ports import AgentConnection, Spawn
 from .session import Session
 from .turns import Turn
-
-if TYPE_CHECKING:
-    from .engine import Engine, EngineOptions
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +60,14 @@ def _replace_with(record: TitleRecord) -> Callable[[TitleRecord | None], TitleRe
     return write
 
 
+class TitleEvents(Protocol):
+    """What titling tells the editor side."""
+
+    def on_session_info(self, info: JsonObj) -> None: ...
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
 class Titling:
     """Titles of this process's sessions, kept in memory and persisted in the background.
 
@@ -74,9 +80,20 @@ class Titling:
 
     RETRY_SECONDS = 5.0
 
-    def __init__(self, engine: Engine, options: EngineOptions) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        options: EngineOptions,
+        events: TitleEvents,
+        *,
+        spawn: Spawn,
+        emit_status: Callable[[], None],
+        agent_key: Callable[[], str],
+    ) -> None:
         self.options = options
+        self._events = events
+        self._spawn = spawn
+        self._emit_status = emit_status
+        self._agent_key = agent_key  # who the agent is while it is not running (yet)
         self.store: TitleStore | None = None
         self.agent_key: str | None = None
         self.tracker = RenameTracker(fallback=RenameFallback(options.rename_fallback))
@@ -96,7 +113,7 @@ class Titling:
         path = self.options.state_dir / "titles.sqlite3"
         self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
         for warning in self.store.warnings:
-            self.engine.listener.on_error(warning)
+            self._events.on_error(warning)
 
     async def aclose(self) -> None:
         for timer in self._timers.values():
@@ -119,10 +136,7 @@ class Titling:
 
     @property
     def key(self) -> str:
-        return self.agent_key or self.engine.agent_key
-
-    def clean(self, text: str, max_length: int) -> str:
-        return sanitize_text(text, max_length)
+        return self.agent_key or self._agent_key()
 
     # ------------------------------------------------------------------ store access
     async def _in_store(self, fn: Callable[[], T]) -> T:
@@ -132,10 +146,10 @@ class Titling:
         now = time.monotonic()
         if now - self._last_error_at > 30:  # one message per burst, not one per write
             self._last_error_at = now
-            self.engine.listener.on_error(
+            self._events.on_error(
                 f"title cache: {exc} Titles are kept in memory and saved when it works again."
             )
-        self.engine.listener.on_log("warning", f"title cache: {exc}")
+        self._events.on_log("warning", f"title cache: {exc}")
 
     def _update(
         self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]
@@ -172,7 +186,7 @@ class Titling:
             self._report(exc)
             self._dirty.add(session_id)
             if self._retry_task is None or self._retry_task.done():
-                self._retry_task = self.engine.spawn(self._retry_later(), "titles-retry")
+                self._retry_task = self._spawn(self._retry_later(), "titles-retry")
             return
         except Exception as exc:  # a bug must not lose the in-memory title
             log.exception("persisting the title of %s failed", session_id)
@@ -221,8 +235,8 @@ class Titling:
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
             return
-        self.engine.listener.on_session_info(rec.to_session_info())
-        self.engine.emit_status()
+        self._events.on_session_info(rec.to_session_info())
+        self._emit_status()
 
     # ------------------------------------------------------------------ session life
     async def session_created(self, session: Session) -> None:
@@ -264,9 +278,7 @@ class Titling:
             except MetaError as exc:
                 # Refused, not stored: the rest of the update still applies.
                 del fields["meta"]
-                self.engine.listener.on_log(
-                    "warning", f"refused _meta of session {session.session_id}: {exc}"
-                )
+                self._events.on_log("warning", f"refused _meta of session {session.session_id}: {exc}")
         if not fields:
             return
         now = time.time()
@@ -313,7 +325,7 @@ class Titling:
         old = self._timers.pop(session.session_id, None)
         if old is not None:
             old.cancel()
-        self._timers[session.session_id] = self.engine.spawn(
+        self._timers[session.session_id] = self._spawn(
             self._timeout(session, turn.turn_id), f"rename-timeout-{session.session_id}"
         )
 
@@ -338,20 +350,20 @@ class Titling:
         )
         rec = rec or self.record(session.session_id)
         if rec is not None:
-            self.engine.listener.on_session_info(rec.to_session_info())
-            self.engine.emit_status()
+            self._events.on_session_info(rec.to_session_info())
+            self._emit_status()
         if outcome.state is RenameState.UNCONFIRMED:
             what = (
                 "kept it as a local title"
                 if self.options.rename_fallback == "keep_local"
                 else "restored the previous title"
             )
-            self.engine.listener.on_log(
+            self._events.on_log(
                 "warning", f"the agent did not confirm the rename of {session.session_id}; {what}"
             )
 
     # ------------------------------------------------------------------ list and reconcile
-    async def reconcile(self, client: AcpClient, cwd: str | None) -> None:
+    async def reconcile(self, client: AgentConnection, cwd: str | None) -> None:
         sessions, complete = await client.list_sessions(cwd)
         listed = [entry for entry in map(ListedSession.from_acp, sessions) if entry is not None]
         store = self.store
@@ -372,14 +384,11 @@ class Titling:
                 if self._in_flight.get(sid) or self._changed_at.get(sid, 0) > before:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
-            self.engine.listener.on_session_info(rec.to_session_info())
+            self._events.on_session_info(rec.to_session_info())
         if changed:
-            self.engine.emit_status()
+            self._emit_status()
 
-    async def reconcile_all(self) -> None:
-        client = self.engine.client
-        if client is None:
-            return
+    async def reconcile_all(self, client: AgentConnection) -> None:
         with contextlib.suppress(Exception):
             await self.reconcile(client, None)
 

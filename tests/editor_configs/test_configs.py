@@ -253,6 +253,8 @@ def _npm(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.editors
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_vscode_extension_builds_and_packages(tmp_path: Path) -> None:
     if shutil.which("npm") is None:
