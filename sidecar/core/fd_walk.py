@@ -102,16 +102,13 @@ def _open_step(parent: int, name: str, flags: int, path: Path) -> int:
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
-        if is_symlink(parent, name):
+        try:
+            now = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        except OSError:
+            raise swapped(path) from None
+        if stat.S_ISLNK(now) or stat.S_ISDIR(now):  # a symlink, or one a moment ago
             raise swapped(path) from None
         raise invalid(f"{path}: a part of the path is not a directory") from None
-
-
-def is_symlink(parent: int, name: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
 
 
 def real_path_of(fd: int) -> str | None:
