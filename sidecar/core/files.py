@@ -304,8 +304,12 @@ def atomic_write(path: Path, content: str) -> None:
 
 
 def write_private(path: Path, content: str) -> None:
-    """A state file: written atomically, mode 0600 whatever the umask (also when it existed)."""
-    write_text(path, content, mode=0o600)
+    """A state file: written atomically, mode 0600 whatever the umask (also when it existed).
+
+    `path` need not be a real path (a state dir under a symlinked home): its
+    directory is resolved first; the agent cannot reach the state dir anyway.
+    """
+    write_text(Path(os.path.realpath(path.parent)) / path.name, content, mode=0o600)
 
 
 __all__ = [

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..acp import AcpClient
+from ..state_dir import secure_state_dir
 from ..titles import (
     UNSET,
     ListedSession,
@@ -93,7 +94,11 @@ class Titling:
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> None:
-        path = self.options.state_dir / "titles.sqlite3"
+        state = self.options.state_dir
+        # The first touch of the state dir at start: make it (and what is in it) private.
+        for note in await self._in_store(lambda: secure_state_dir(state)):
+            self.engine.listener.on_log("warning", note)
+        path = state / "titles.sqlite3"
         self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
         for warning in self.store.warnings:
             self.engine.listener.on_error(warning)
