@@ -73,7 +73,7 @@ async def test_kill_9_after_a_title_burst_loses_nothing_shown(
     stored = _stored(state_dir / "titles.sqlite3")
     behind = {sid: shown[sid] - stored.get(sid, -1) for sid in sids if shown[sid] > stored.get(sid, -1)}
     FIGURES["titles: updates in bursts before a kill -9"] += SESSIONS * BURST
-    FIGURES["titles: shown to the editor but lost by a kill -9"] += sum(behind.values())
+    FIGURES["titles: lost (shown to the editor, not stored after the kill -9)"] += sum(behind.values())
     assert shown[target] >= kill_at
     assert not behind, (
         f"stored titles behind what the editor was shown: {behind} (shown {shown}, stored {stored})"
