@@ -159,3 +159,26 @@ def test_missing_file_and_bad_window(tmp_path: Path) -> None:
     for line, limit in ((0, None), (None, -1), (True, None), ("2", None)):
         with pytest.raises(SidecarError):
             _read(tmp_path / "a.txt", [tmp_path], line, limit)  # type: ignore[arg-type]
+
+
+def test_the_opened_file_is_verified_inside_the_roots(tmp_path: Path) -> None:
+    """Even a caller that skipped resolve_inside cannot read outside the roots it passes."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    ws.mkdir()
+    outside.write_text("SECRET\n")
+    with pytest.raises(SidecarError, match="outside the session"):
+        read_text(outside, [str(ws)])
+    (ws / "in.txt").write_text("inside\n")
+    assert read_text(ws / "in.txt", [str(ws)]) == "inside\n"
+
+
+def test_a_path_with_a_symlink_in_it_is_refused_at_use(tmp_path: Path) -> None:
+    """read_text takes the checked real path: a symlink in it means it changed since the check."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "f.txt").write_text("x\n")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(SidecarError, match="changed while being used"):
+        read_text(tmp_path / "link" / "f.txt", [str(tmp_path)])
+    (tmp_path / "flink.txt").symlink_to(tmp_path / "real" / "f.txt")
+    with pytest.raises(SidecarError, match="changed while being used"):
+        read_text(tmp_path / "flink.txt", [str(tmp_path)])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.core.errors import SidecarError
-from sidecar.core.files import atomic_write, resolve_inside
+from sidecar.core.files import atomic_write, resolve_inside, write_text
 
 
 def _write(path: Path, roots: list[Path], content: str) -> None:
@@ -102,3 +102,18 @@ def test_large_content_round_trips(tmp_path: Path) -> None:
     text = "line ✓\n" * 300_000
     _write(tmp_path / "big.txt", [tmp_path], text)
     assert (tmp_path / "big.txt").read_text() == text
+
+
+def test_the_directory_is_verified_inside_the_roots(tmp_path: Path) -> None:
+    """Even a caller that skipped resolve_inside cannot write outside the roots it passes."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with pytest.raises(SidecarError, match="outside the session"):
+        write_text(tmp_path / "outside.txt", "x", [str(ws)])
+    assert not (tmp_path / "outside.txt").exists()
+    (tmp_path / "real").mkdir()
+    (ws / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(SidecarError, match="changed while being used"):
+        write_text(ws / "link" / "f.txt", "x", [str(ws)])
+    assert not (tmp_path / "real" / "f.txt").exists()
+    assert not _temp_files(tmp_path)
