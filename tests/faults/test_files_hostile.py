@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +15,9 @@ import pytest
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, error_of, scripted
+from tests.swapper import swapping
 
 pytestmark = pytest.mark.fault
-
-SWAPPER = Path(__file__).resolve().parents[1] / "swapper.py"
-
-
-@contextlib.contextmanager
-def swapping(path: Path, target: Path, pause_us: int = 200) -> Iterator[None]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SWAPPER), str(path), str(target), str(pause_us)], stdout=subprocess.PIPE
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == b"swapping\n"
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def _stray(*roots: Path) -> list[str]:
@@ -60,7 +44,7 @@ async def test_racing_swapper_gets_nothing_through_the_sidecar(
         steps.append({"write": str(sub / f"w{index % 5}.txt"), "content": f"AGENT {index}\n"})
     async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
         await ed.command("acp.session.new")
-        with swapping(target, outside / "secret.txt"), swapping(sub, outside):
+        with swapping(target, outside / "secret.txt", 200), swapping(sub, outside, 200):
             results = await scripted(ed, steps, timeout=240)
     assert len(results) == 2 * tries, "every request answered"
     reads = [results[i] for i in range(0, 2 * tries, 2)]

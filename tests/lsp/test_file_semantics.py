@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fs_modes import mode_of, umask
 from tests.lsp.editor import open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, error_of, scripted
 
 FORM_FEED = "int a;\n\f\nint b;\n"
-
-
-@contextlib.contextmanager
-def umask(value: int) -> Iterator[None]:
-    """The sidecar inherits the umask of the process that starts it."""
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
 
 
 async def test_lines_and_encodings(workspace: Path, state_dir: Path) -> None:
@@ -80,8 +63,8 @@ async def test_permissions_and_modes_on_disk_writes(
                 ],
             )
     assert "read-only" in error_of(results[0])
-    assert read_only.read_text() == "keep me\n" and _mode(read_only) == 0o444
-    assert results[1] == {"result": {}} and _mode(script) == 0o750
+    assert read_only.read_text() == "keep me\n" and mode_of(read_only) == 0o444
+    assert results[1] == {"result": {}} and mode_of(script) == 0o750
     assert script.read_text() == "#!/bin/sh\necho hi\n"
     assert results[2] == {"result": {}}
-    assert _mode(workspace / "new" / "made.txt") == expected
+    assert mode_of(workspace / "new" / "made.txt") == expected

@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fs_modes import mode_of, umask
 from tests.lsp.editor import open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
-
-
-@contextlib.contextmanager
-def umask(value: int) -> Iterator[None]:
-    """The sidecar inherits the umask of the process that starts it."""
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o000])
@@ -44,9 +27,9 @@ async def test_state_files_are_private(workspace: Path, state_dir: Path, mask: i
             async with asyncio.timeout(10):
                 while "scripted-agent" not in (state_dir / "agents.json").read_text():
                     await asyncio.sleep(0.05)
-            live = {p.name: _mode(p) for p in state_dir.iterdir()}
+            live = {p.name: mode_of(p) for p in state_dir.iterdir()}
             logs = [m.message for m in ed.client.log_messages]
-    assert _mode(state_dir) == 0o700
+    assert mode_of(state_dir) == 0o700
     assert {"titles.sqlite3", "titles.sqlite3-wal", "titles.sqlite3-shm", "agents.json"} <= set(live), live
     assert live == dict.fromkeys(live, 0o600), live
     assert json.loads((state_dir / "agents.json").read_text())

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sidecar.core.errors import SidecarError
 from sidecar.core.files import atomic_write, read_disk_text, read_text, resolve_inside, window, write_text
+from tests.swapper import swapping
 
-SWAPPER = Path(__file__).resolve().parents[1] / "swapper.py"
 TRIES = 3000
 
 
@@ -25,18 +21,6 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
     outside.mkdir()
     (outside / "secret.txt").write_text("SECRET\n")
     return ws, outside
-
-
-@contextlib.contextmanager
-def swapping(path: Path, target: Path, pause_us: int) -> Iterator[None]:
-    command = [sys.executable, str(SWAPPER), str(path), str(target), str(pause_us)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == b"swapping\n"
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def _stage(exc: SidecarError) -> str:

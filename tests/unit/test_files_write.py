@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sidecar.core.errors import SidecarError
 from sidecar.core.files import atomic_write, resolve_inside, write_text
+from tests.fs_modes import mode_of, umask
 
 
 def _write(path: Path, roots: list[Path], content: str) -> None:
@@ -23,19 +22,6 @@ def _temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.name.endswith(".tmp")]
 
 
-@contextlib.contextmanager
-def umask(value: int) -> Iterator[None]:
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
-
-
 def test_read_only_file_is_refused_and_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "ro.txt"
     path.write_text("original\n")
@@ -43,17 +29,17 @@ def test_read_only_file_is_refused_and_left_alone(tmp_path: Path) -> None:
     with pytest.raises(SidecarError) as info:
         _write(path, [tmp_path], "replaced\n")
     assert "read-only" in info.value.message
-    assert path.read_text() == "original\n" and _mode(path) == 0o444
+    assert path.read_text() == "original\n" and mode_of(path) == 0o444
     assert not _temp_files(tmp_path)
 
 
 @pytest.mark.parametrize("mode", [0o640, 0o600, 0o755, 0o664])
-def test_existing_file_keeps_its_mode(tmp_path: Path, mode: int) -> None:
+def test_existing_file_keeps_itsmode_of(tmp_path: Path, mode: int) -> None:
     path = tmp_path / "f.sh"
     path.write_text("old\n")
     path.chmod(mode)
     _write(path, [tmp_path], "new ✓\n")
-    assert path.read_text() == "new ✓\n" and _mode(path) == mode
+    assert path.read_text() == "new ✓\n" and mode_of(path) == mode
 
 
 @pytest.mark.parametrize(
@@ -63,9 +49,9 @@ def test_new_files_are_created_as_open_would(tmp_path: Path, mask: int, expected
     with umask(mask):
         _write(tmp_path / "new.txt", [tmp_path], "hello\n")
         _write(tmp_path / "a" / "b" / "deep.txt", [tmp_path], "deep\n")
-    assert _mode(tmp_path / "new.txt") == expected
-    assert _mode(tmp_path / "a" / "b" / "deep.txt") == expected
-    assert _mode(tmp_path / "a" / "b") == 0o777 & ~mask  # as mkdir -p would
+    assert mode_of(tmp_path / "new.txt") == expected
+    assert mode_of(tmp_path / "a" / "b" / "deep.txt") == expected
+    assert mode_of(tmp_path / "a" / "b") == 0o777 & ~mask  # as mkdir -p would
     assert (tmp_path / "a" / "b" / "deep.txt").read_text() == "deep\n"
     assert not _temp_files(tmp_path)
 

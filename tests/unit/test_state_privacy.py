@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sidecar.core.agent_names import AgentNames
 from sidecar.titles import TitleStore, apply_agent_info
+from tests.fs_modes import mode_of, umask
 
 UMASKS = [0o022, 0o000, 0o002]
-
-
-@contextlib.contextmanager
-def umask(value: int) -> Iterator[None]:
-    old = os.umask(value)
-    try:
-        yield
-    finally:
-        os.umask(old)
-
-
-def _mode(path: Path) -> int:
-    return stat.S_IMODE(path.lstat().st_mode)
 
 
 def _put(store: TitleStore, sid: str, title: str) -> None:
@@ -43,9 +27,9 @@ def test_title_cache_files_are_private(tmp_path: Path, mask: int) -> None:
         store = TitleStore(state / "titles.sqlite3")
         try:
             _put(store, "s1", "A private title")
-            files = {p.name: _mode(p) for p in state.iterdir()}
+            files = {p.name: mode_of(p) for p in state.iterdir()}
             assert {"titles.sqlite3", "titles.sqlite3-wal", "titles.sqlite3-shm"} <= set(files), files
-            assert _mode(state) == 0o700
+            assert mode_of(state) == 0o700
             assert files == dict.fromkeys(files, 0o600), files
         finally:
             store.close()
@@ -64,7 +48,7 @@ def test_recovery_lock_and_moved_aside_files_are_private(tmp_path: Path, mask: i
             _put(store, "s1", "t")
         finally:
             store.close()
-    modes = {p.name: _mode(p) for p in state.iterdir()}
+    modes = {p.name: mode_of(p) for p in state.iterdir()}
     assert any(name.endswith(".lock") for name in modes), modes
     assert modes == dict.fromkeys(modes, 0o600), modes
 
@@ -76,10 +60,10 @@ def test_agent_names_file_is_private(tmp_path: Path, mask: int) -> None:
     with umask(mask):
         names = AgentNames(state)
         names.remember(["agent", "--acp"], "first")
-        assert _mode(state / "agents.json") == 0o600
+        assert mode_of(state / "agents.json") == 0o600
         (state / "agents.json").chmod(0o644)  # as an older version left it
         names.remember(["agent", "--acp"], "second")
-    assert _mode(state / "agents.json") == 0o600
+    assert mode_of(state / "agents.json") == 0o600
     assert names.lookup(["agent", "--acp"]) == "second"
 
 
@@ -104,12 +88,12 @@ def test_too_open_state_is_tightened_at_start(tmp_path: Path) -> None:
     outside.chmod(0o644)
     (state / "link").symlink_to(outside)
     notes = secure_state_dir(state)
-    assert _mode(state) == 0o700
-    assert _mode(state / "titles.sqlite3") == 0o600 and _mode(state / "agents.json") == 0o600
-    assert _mode(state / "transcripts") == 0o700
-    assert _mode(state / "transcripts" / "agent" / "s.md") == 0o600
-    assert _mode(state / "owner-only.txt") == 0o400, "only group and other bits are removed"
-    assert _mode(outside) == 0o644, "a symlink is not followed"
-    assert _mode(state / "transcripts" / "agent") == 0o700
+    assert mode_of(state) == 0o700
+    assert mode_of(state / "titles.sqlite3") == 0o600 and mode_of(state / "agents.json") == 0o600
+    assert mode_of(state / "transcripts") == 0o700
+    assert mode_of(state / "transcripts" / "agent" / "s.md") == 0o600
+    assert mode_of(state / "owner-only.txt") == 0o400, "only group and other bits are removed"
+    assert mode_of(outside) == 0o644, "a symlink is not followed"
+    assert mode_of(state / "transcripts" / "agent") == 0o700
     assert len(notes) == 6 and all("made it private" in n for n in notes), notes
     assert secure_state_dir(state) == [], "nothing to say the second time"
