@@ -99,6 +99,10 @@ def directory(path: Path, *, create: bool = False, readable: bool = False) -> It
 def _open_step(parent: int, name: str, flags: int, path: Path) -> int:
     try:
         return os.open(name, flags, dir_fd=parent)
+    except PermissionError:
+        if flags == _DIR_FLAGS:
+            raise
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)  # no read permission: no fsync, still usable
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
