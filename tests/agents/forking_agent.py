@@ -4,12 +4,15 @@ At start it spawns helpers that ignore SIGTERM, SIGINT and SIGHUP and sleep
 for an hour: one stays in the agent's process group, one leaves it (setsid),
 one is a grandchild of a helper that exits at once (so it is re-parented).
 Their pids are appended to the file named by $FORKING_AGENT_PIDS, one per
-line, with "done" when all are running. Then it becomes the scripted agent.
+line, with "done" when all are running. Then it becomes the scripted agent;
+with FORKING_AGENT_STUBBORN=1 it instead ignores SIGTERM, SIGINT and SIGHUP
+itself and sleeps, never reading its stdin (an agent stuck for good).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,6 +46,10 @@ def main() -> None:
         time.sleep(0.01)
     with open(pids_file, "a") as fh:
         fh.write("done\n")
+    if os.environ.get("FORKING_AGENT_STUBBORN") == "1":
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        time.sleep(3600)
     scripted = Path(__file__).with_name("scripted_agent.py")
     os.execv(sys.executable, [sys.executable, str(scripted)])
 

@@ -25,9 +25,13 @@ def _frame(obj: dict[str, object]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-async def _start(workspace: Path, state_dir: Path, pids_file: Path) -> asyncio.subprocess.Process:
+async def _start(
+    workspace: Path, state_dir: Path, pids_file: Path, stubborn: bool
+) -> asyncio.subprocess.Process:
     env = dict(os.environ, ACP_SIDECAR_STATE_DIR=str(state_dir), FORKING_AGENT_PIDS=str(pids_file))
     env.pop("ACP_SIDECAR_AGENT", None)
+    if stubborn:
+        env.update(FORKING_AGENT_STUBBORN="1", ACP_SIDECAR_REQUEST_TIMEOUT_MS="2000")
     proc = await asyncio.create_subprocess_exec(
         SIDECAR,
         "--agent",
@@ -67,13 +71,16 @@ async def _stop(proc: asyncio.subprocess.Process, how: str) -> None:
         await proc.stdin.drain()
 
 
+@pytest.mark.parametrize("agent", ["exits on EOF", "stuck for good"])
 @pytest.mark.parametrize("how", ["sigkill", "sigterm", "editor gone", "shutdown"])
 async def test_stubborn_helpers_die_with_the_sidecar(
-    how: str, workspace: Path, state_dir: Path, tmp_path: Path
+    how: str, agent: str, workspace: Path, state_dir: Path, tmp_path: Path
 ) -> None:
+    """Helpers that ignore SIGTERM (in the group, out of it, re-parented) and, in the second
+    case, an agent that ignores SIGTERM and never reads stdin: nothing survives the sidecar."""
     pids_file = tmp_path / "helpers"
     pids_file.write_text("")
-    proc = await _start(workspace, state_dir, pids_file)
+    proc = await _start(workspace, state_dir, pids_file, stubborn=agent == "stuck for good")
     everything: set[int] = set()
     try:
         helpers = await _helpers(pids_file)
@@ -85,7 +92,7 @@ async def test_stubborn_helpers_die_with_the_sidecar(
         left = await asyncio.to_thread(wait_gone, everything, 15)
         FIGURES["processes: stubborn agent helpers started"] += len(helpers)
         FIGURES["processes: orphans left"] += len(left)
-        assert not left, f"left alive after {how}: {sorted(left)} of helpers {sorted(helpers)}"
+        assert not left, f"left alive after {how} ({agent}): {sorted(left)} of helpers {sorted(helpers)}"
     finally:
         if proc.returncode is None:
             proc.kill()
