@@ -12,10 +12,11 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
+from ..state_dir import secure_state_dir
 from ..titles import (
     UNSET,
     ListedSession,
@@ -41,6 +42,7 @@ from . import errors
 from .options import EngineOptions
 from .ports import AgentConnection, Spawn
 from .session import Session
+from .title_writes import TitleWrites
 from .turns import Turn
 
 log = logging.getLogger(__name__)
@@ -51,13 +53,6 @@ T = TypeVar("T")
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
-
-
-def _replace_with(record: TitleRecord) -> Callable[[TitleRecord | None], TitleRecord | None]:
-    def write(_stored: TitleRecord | None) -> TitleRecord | None:
-        return record
-
-    return write
 
 
 class TitleEvents(Protocol):
@@ -73,12 +68,11 @@ class Titling:
 
     The SQLite store lives behind one worker thread: a database locked by
     another sidecar, or a slow disk, never stalls the event loop. Each change is
-    applied at once to the in-memory record (so the editor sees it immediately)
-    and then re-applied inside a store transaction (so concurrent sidecars
-    merge); a write that fails is retried until it lands.
+    applied at once to the in-memory record (what the rules build on) and then
+    re-applied inside a store transaction (so concurrent sidecars merge); the
+    editor is told once it is saved (`TitleWrites`); a write that fails is
+    retried until it lands.
     """
-
-    RETRY_SECONDS = 5.0
 
     def __init__(
         self,
@@ -100,9 +94,9 @@ class Titling:
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._cache: dict[str, TitleRecord] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="titles")
-        self._in_flight: dict[str, int] = {}
-        self._dirty: set[str] = set()
-        self._retry_task: asyncio.Task[None] | None = None
+        self.writes = TitleWrites(
+            self._executor, self._cache, show=self._emit, report=self._report, spawn=spawn
+        )
         self._last_error_at = 0.0
         # A counter of local changes, so a slow store answer never overwrites a newer one.
         self._changes = 0
@@ -110,21 +104,22 @@ class Titling:
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> None:
-        path = self.options.state_dir / "titles.sqlite3"
+        state = self.options.state_dir
+        # The first touch of the state dir at start: make it (and what is in it) private.
+        for note in await self._in_store(lambda: secure_state_dir(state)):
+            self._events.on_log("warning", note)
+        path = state / "titles.sqlite3"
         self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
+        self.writes.store = self.store
         for warning in self.store.warnings:
             self._events.on_error(warning)
 
     async def aclose(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
-        if self._retry_task is not None:
-            self._retry_task.cancel()
         with contextlib.suppress(Exception):
             # Everything queued lands first; then one more try for what failed.
-            await asyncio.wait_for(self._in_store(lambda: None), 5)
-            self._persist_dirty()
-            await asyncio.wait_for(self._in_store(lambda: None), 5)
+            await self.writes.flush(10)
         store = self.store
         if store is not None:
             with contextlib.suppress(Exception):
@@ -133,6 +128,7 @@ class Titling:
 
     def agent_ready(self, agent_key: str) -> None:
         self.agent_key = agent_key
+        self.writes.key = agent_key
 
     @property
     def key(self) -> str:
@@ -154,7 +150,10 @@ class Titling:
     def _update(
         self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]
     ) -> TitleRecord | None:
-        """Apply a rules function now in memory, then in a store transaction; the new record if changed."""
+        """Apply a rules function now in memory, then in a store transaction; the new record if changed.
+
+        Nothing is shown here: callers ask `writes.show_when_saved`.
+        """
         old = self._cache.get(session_id)
         new = fn(old)
         if new is None or new == old:
@@ -162,59 +161,16 @@ class Titling:
         self._cache[session_id] = new
         self._changes += 1
         self._changed_at[session_id] = self._changes
-        self._persist(session_id, fn)
+        self.writes.key = self.key
+        self.writes.write(session_id, fn)
         return new
-
-    def _persist(self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]) -> None:
-        store = self.store
-        if store is None:
-            self._dirty.add(session_id)
-            return
-        key = self.key
-        loop = asyncio.get_running_loop()
-        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
-        future = self._executor.submit(store.update, key, session_id, fn)
-        future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._persisted, session_id, f))
-
-    def _persisted(
-        self, session_id: str, future: Future[tuple[TitleRecord | None, TitleRecord | None]]
-    ) -> None:
-        self._in_flight[session_id] -= 1
-        try:
-            _old, stored = future.result()
-        except StoreUnavailable as exc:
-            self._report(exc)
-            self._dirty.add(session_id)
-            if self._retry_task is None or self._retry_task.done():
-                self._retry_task = self._spawn(self._retry_later(), "titles-retry")
-            return
-        except Exception as exc:  # a bug must not lose the in-memory title
-            log.exception("persisting the title of %s failed", session_id)
-            self._report(exc)
-            self._dirty.add(session_id)
-            return
-        if self._in_flight[session_id] == 0 and stored is not None and stored != self._cache.get(session_id):
-            # Another sidecar changed this session meanwhile: the merged record wins.
-            self._cache[session_id] = stored
-            self._emit(stored)
-
-    async def _retry_later(self) -> None:
-        while self._dirty:
-            await asyncio.sleep(self.RETRY_SECONDS)
-            self._persist_dirty()
-
-    def _persist_dirty(self) -> None:
-        dirty, self._dirty = self._dirty, set()
-        for session_id in dirty:
-            record = self._cache.get(session_id)
-            if record is not None:
-                self._persist(session_id, _replace_with(record))
 
     def record(self, session_id: str) -> TitleRecord | None:
         return self._cache.get(session_id)
 
     def title_of(self, session_id: str) -> str | None:
-        rec = self._cache.get(session_id)
+        """The title the editor is shown: saved (see `TitleWrites`)."""
+        rec = self.writes.shown.get(session_id)
         return rec.title if rec else None
 
     async def cwd_of(self, session_id: str) -> str | None:
@@ -245,13 +201,15 @@ class Titling:
             stored = await self._stored(sid)
             if stored is not None:
                 self._cache[sid] = stored
+                self.writes.saved(stored)
 
         def ensure(rec: TitleRecord | None) -> TitleRecord:
             if rec is None:
                 return new_record(self.key, sid, now, cwd)
             return rec if rec.cwd == cwd and not rec.missing else replace(rec, cwd=cwd, missing=False)
 
-        self._emit(self._update(sid, ensure))
+        if self._update(sid, ensure) is not None:
+            self.writes.show_when_saved(sid)
 
     async def session_attached(self, session: Session) -> None:
         await self.session_created(session)
@@ -261,14 +219,14 @@ class Titling:
         if title:
             sid, cwd, now = session.session_id, session.cwd, time.time()
             max_len = self.options.titles_max_length
-            self._emit(
-                self._update(
-                    sid,
-                    lambda r: apply_fallback(
-                        r, title, agent=self.key, session_id=sid, now=now, cwd=cwd, max_length=max_len
-                    ),
-                )
+            changed = self._update(
+                sid,
+                lambda r: apply_fallback(
+                    r, title, agent=self.key, session_id=sid, now=now, cwd=cwd, max_length=max_len
+                ),
             )
+            if changed is not None:
+                self.writes.show_when_saved(sid)
 
     def on_info_update(self, session: Session, update: JsonObj) -> None:
         fields = session_info_fields(update)
@@ -290,7 +248,7 @@ class Titling:
             ),
         )
         if not self._after_agent_title(session, fields.get("title", UNSET)) and rec is not None:
-            self._emit(rec)
+            self.writes.show_when_saved(session.session_id)
 
     def _after_agent_title(self, session: Session, title: Any) -> bool:
         """Settle a pending rename with the agent's title; True when it did (and told the editor)."""
@@ -320,8 +278,8 @@ class Titling:
         previous = self.record(session.session_id)
         self.tracker.start(session.session_id, requested, previous, turn.turn_id)
         sid, now = session.session_id, time.time()
-        rec = self._update(sid, lambda r: set_pending(r, requested, agent=self.key, session_id=sid, now=now))
-        self._emit(rec or self.record(session.session_id))
+        self._update(sid, lambda r: set_pending(r, requested, agent=self.key, session_id=sid, now=now))
+        self.writes.show_when_saved(sid, force=True)
         old = self._timers.pop(session.session_id, None)
         if old is not None:
             old.cancel()
@@ -345,13 +303,8 @@ class Titling:
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
         now = time.time()
-        rec = self._update(
-            session.session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now)
-        )
-        rec = rec or self.record(session.session_id)
-        if rec is not None:
-            self._events.on_session_info(rec.to_session_info())
-            self._emit_status()
+        self._update(session.session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now))
+        self.writes.show_when_saved(session.session_id, force=True)
         if outcome.state is RenameState.UNCONFIRMED:
             what = (
                 "kept it as a local title"
@@ -381,9 +334,10 @@ class Titling:
         for rec in changed:
             sid = rec.session_id
             if sid in self._cache:
-                if self._in_flight.get(sid) or self._changed_at.get(sid, 0) > before:
+                if self.writes.busy(sid) or self._changed_at.get(sid, 0) > before:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
+            self.writes.saved(rec)
             self._events.on_session_info(rec.to_session_info())
         if changed:
             self._emit_status()
@@ -401,9 +355,9 @@ class Titling:
                 records = await self._in_store(lambda: store.list(key, cwd))
         except StoreUnavailable as exc:
             self._report(exc)
-        # What this process knows is the freshest (it may not be stored yet).
+        # What this process has shown is the freshest (also when the store failed).
         by_id = {r.session_id: r for r in records}
-        for rec in self._cache.values():
+        for rec in self.writes.shown.values():
             if cwd is None or rec.cwd == cwd:
                 by_id[rec.session_id] = rec
         records = sorted(by_id.values(), key=lambda r: (-r.sort_key, r.session_id))
