@@ -2,18 +2,20 @@
 
 Every path is admitted by `files.resolve_inside` against the session's
 directories first; the editor's buffers are preferred to the disk both ways.
+Disk access uses that very real path without following a symlink (`files`),
+in daemon threads bounded in time and per session (`FileOps`).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
-from .files import atomic_write, read_disk_text, resolve_inside, window
+from .file_ops import FileOps
+from .files import read_text, resolve_inside, window, write_text
 from .ports import EditorFiles
 from .session import Session
 
@@ -24,6 +26,7 @@ class FileService:
     def __init__(self, sessions: Mapping[str, Session], files: EditorFiles) -> None:
         self._sessions = sessions
         self._files = files
+        self._ops = FileOps()
 
     def _session_for_fs(self, params: JsonObj) -> Session:
         session = self._sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
@@ -34,10 +37,12 @@ class FileService:
     async def read_text_file(self, params: JsonObj) -> JsonObj:
         session = self._session_for_fs(params)
         path = resolve_inside(params.get("path"), session.roots)
+        line, limit = params.get("line"), params.get("limit")
         text = self._files.open_document_text(path)
-        if text is None:
-            text = await asyncio.to_thread(read_disk_text, path)
-        return {"content": window(text, params.get("line"), params.get("limit"))}
+        if text is not None:
+            return {"content": window(text, line, limit)}
+        content = await self._ops.run(session.session_id, read_text, path, session.roots, line, limit)
+        return {"content": content}
 
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         session = self._session_for_fs(params)
@@ -46,10 +51,7 @@ class FileService:
         if not isinstance(content, str):
             raise errors.invalid("content must be a string")
         if not await self._files.write_via_editor(path, content):
-            try:
-                await asyncio.to_thread(atomic_write, path, content)
-            except OSError as exc:
-                raise SidecarError(-32603, f"cannot write {path}: {exc.strerror or exc}") from None
+            await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
