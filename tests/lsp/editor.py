@@ -31,7 +31,7 @@ from tests.procs import descendants
 
 SIDECAR = str(Path(sys.executable).with_name("acp-sidecar"))
 PROFILES = ("neovim", "vscode", "helix")
-ACP_METHODS = ("acp/status", "acp/sessionInfo", "acp/sessionUpdate", "acp/turn")
+ACP_METHODS = ("acp/status", "acp/sessionInfo", "acp/sessionUpdate", "acp/turn", "acp/permission")
 
 
 def helix_capabilities() -> types.ClientCapabilities:
