@@ -35,9 +35,28 @@ TTY_NOTE = (
 )
 
 
+def _columns() -> int:
+    """The terminal's width as shutil would say it, without importing shutil (and its
+    compression modules) on every start: argparse builds a formatter per argument."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=APP,
+        formatter_class=_HelpFormatter,
         description="A language server that lets LSP editors drive ACP coding agents. "
         "Speaks LSP on stdin/stdout; starts the agent as a subprocess. Your editor starts it.",
         epilog="Subcommand: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent. "

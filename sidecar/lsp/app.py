@@ -21,7 +21,6 @@ from lsprotocol import types
 from .code_actions import code_actions
 from .commands import CommandRunner
 from .framing import HEADER_LINE_LIMIT, LspReader
-from .options import parse_options
 from .server import AcpLanguageServer, LaunchConfig, read_client_caps
 
 log = logging.getLogger(__name__)
@@ -45,15 +44,16 @@ def _register_lifecycle(server: AcpLanguageServer) -> None:
         ls.caps = read_client_caps(params.capabilities)
         client = params.client_info.name.lower() if params.client_info else ""
         ls.echo_results = client == "helix"
-        ls.options, ls.option_problem = parse_options(params.initialization_options)
+        ls.initialization_options = params.initialization_options
         if params.process_id is not None and ls.watch_client_process is not None:
             ls.watch_client_process(params.process_id, "initialize.processId")
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: AcpLanguageServer, params: types.InitializedParams) -> None:
         logging.getLogger("sidecar").addHandler(ls.notifier.log_handler)
-        if ls.option_problem is not None:
-            ls.show_message(types.MessageType.Error, f"acp-sidecar: {ls.option_problem}")
+        problem = ls.read_options(ls.initialization_options)
+        if problem is not None:
+            ls.show_message(types.MessageType.Error, f"acp-sidecar: {problem}")
         ls.start_engine()
 
     @server.feature(types.SHUTDOWN)

@@ -12,31 +12,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from . import arguments as a
-from .arguments import BadArguments
 from .server import AcpLanguageServer, NotInitialized
 
 if TYPE_CHECKING:
     from ..core.engine import PromptContext
+    from . import arguments as a
 
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
-ArgsT = TypeVar("ArgsT")
 INVALID_PARAMS = -32602
 NOT_INITIALIZED = -32002
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     run: Callable[[AcpLanguageServer, Any], Awaitable[Any]]
-    arguments: type[Any]
+    arguments: str  # the class in `arguments` (loaded at the first command, not at start-up)
     shortcut: str | None = None  # the key a single plain-string argument fills
     in_order: bool = True  # False: answered at once, never waits behind other commands
 
@@ -45,9 +41,9 @@ COMMANDS: dict[str, Command] = {}
 
 
 def command(
-    name: str, arguments: type[ArgsT], shortcut: str | None = None, in_order: bool = True
-) -> Callable[[Callable[[AcpLanguageServer, ArgsT], Awaitable[Any]]], Any]:
-    def register(fn: Callable[[AcpLanguageServer, ArgsT], Awaitable[Any]]) -> Any:
+    name: str, arguments: str, shortcut: str | None = None, in_order: bool = True
+) -> Callable[[Callable[[AcpLanguageServer, Any], Awaitable[Any]]], Any]:
+    def register(fn: Callable[[AcpLanguageServer, Any], Awaitable[Any]]) -> Any:
         COMMANDS[name] = Command(fn, arguments, shortcut, in_order)
         return fn
 
@@ -63,7 +59,7 @@ def _cwd(ls: AcpLanguageServer, cwd: str | None, uri: str | None) -> str | None:
 
 
 # ====================================================================== commands
-@command("acp.session.new", a.SessionNew)
+@command("acp.session.new", "SessionNew")
 async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
     engine = await ls.ready_engine()
     cwd = _cwd(ls, args.cwd, args.uri)
@@ -72,13 +68,13 @@ async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
     return {"sessionId": await engine.new_session(cwd)}
 
 
-@command("acp.session.list", a.SessionList)
+@command("acp.session.list", "SessionList")
 async def session_list(ls: AcpLanguageServer, args: a.SessionList) -> Any:
     engine = await ls.ready_engine()
     return {"sessions": await engine.list_sessions(args.cwd, args.refresh, ls.folder_paths())}
 
 
-@command("acp.session.load", a.SessionLoad, "sessionId")
+@command("acp.session.load", "SessionLoad", "sessionId")
 async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
     engine = await ls.ready_engine()
     if args.session_id is None:
@@ -86,7 +82,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
     return {"sessionId": await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))}
 
 
-@command("acp.prompt", a.Prompt, "text")
+@command("acp.prompt", "Prompt", "text")
 async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
     engine = await ls.ready_engine()
     context = await _context(ls, args.uri, args.range) if args.uri else None
@@ -109,39 +105,41 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
     return PromptContext(uri=uri, text=text, label=label)
 
 
-@command("acp.cancel", a.SessionTarget)
+@command("acp.cancel", "SessionTarget")
 async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
     engine = await ls.ready_engine()
     return {"cancelled": await engine.cancel(args.session_id)}
 
 
-@command("acp.session.rename", a.Rename, "title")
+@command("acp.session.rename", "Rename", "title")
 async def rename(ls: AcpLanguageServer, args: a.Rename) -> Any:
     engine = await ls.ready_engine()
     return await engine.rename(args.title, args.session_id)
 
 
-@command("acp.session.setMode", a.SetMode, "modeId")
+@command("acp.session.setMode", "SetMode", "modeId")
 async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
     engine = await ls.ready_engine()
     return await engine.set_mode(args.mode_id, args.session_id)
 
 
-@command("acp.session.setModel", a.SetModel, "modelId")
+@command("acp.session.setModel", "SetModel", "modelId")
 async def set_model(ls: AcpLanguageServer, args: a.SetModel) -> Any:
     engine = await ls.ready_engine()
     return await engine.set_model(args.model_id, args.session_id)
 
 
-@command("acp.session.setConfigOption", a.SetConfigOption)
+@command("acp.session.setConfigOption", "SetConfigOption")
 async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> Any:
     engine = await ls.ready_engine()
-    if args.value is a.MISSING:
+    from .arguments import MISSING
+
+    if args.value is MISSING:
         raise invalid("value is required")
     return await engine.set_config_option(args.config_id, args.value, args.session_id)
 
 
-@command("acp.edit.apply", a.EditApply)
+@command("acp.edit.apply", "EditApply")
 async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     engine = await ls.ready_engine()
     diffs = engine.tool_call_diffs(args.session_id, args.tool_call_id)
@@ -150,20 +148,20 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     return {"applied": await ls.files.apply_diffs(diffs)}
 
 
-@command("acp.permission.respond", a.PermissionRespond, in_order=False)
+@command("acp.permission.respond", "PermissionRespond", in_order=False)
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
     engine = await ls.ready_engine()
     engine.respond_permission(args.request_id, args.option_id or "")
     return {}
 
 
-@command("acp.authenticate", a.Authenticate, "methodId")
+@command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()
     return await engine.authenticate(args.method_id)
 
 
-@command("acp.status", a.NoArguments, in_order=False)
+@command("acp.status", "NoArguments", in_order=False)
 async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
     return ls.engine_or_raise().status()
 
@@ -194,12 +192,13 @@ class CommandRunner:
 
     async def _run(self, name: str, spec: Command, raw: tuple[Any, ...]) -> Any:
         from ..acp.errors import AcpError  # loaded with the engine; not at start-up
+        from . import arguments
 
         ls = self.server
         try:
-            args = a.parse(name, spec.arguments, spec.shortcut, raw)
+            args = arguments.parse(name, getattr(arguments, spec.arguments), spec.shortcut, raw)
             result = await spec.run(ls, args)
-        except BadArguments as exc:
+        except arguments.BadArguments as exc:
             self._echo_error(name, str(exc))
             raise invalid(str(exc)) from None
         except NotInitialized as exc:

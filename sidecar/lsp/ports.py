@@ -10,8 +10,7 @@ all of them.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from lsprotocol import types
 
@@ -22,8 +21,7 @@ if TYPE_CHECKING:
     from .options import Options
 
 
-@dataclass(frozen=True)
-class ClientCaps:
+class ClientCaps(NamedTuple):
     """What the editor said it supports, read once at `initialize`."""
 
     apply_edit: bool = False

@@ -13,9 +13,8 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -25,7 +24,6 @@ from .. import __version__
 from ..tasks import OwnedTasks
 from .editor_files import EditorFiles
 from .notifier import Notifier
-from .options import Options
 from .permissions import PermissionPrompts
 from .ports import ClientCaps
 from .protocol import AcpProtocol
@@ -33,6 +31,7 @@ from .status_diagnostic import StatusDiagnostic
 
 if TYPE_CHECKING:
     from ..core.engine import Engine
+    from .options import Options
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +39,9 @@ ENGINE_START_WAIT = 60.0  # seconds a command waits for the agent's first start
 ENGINE_STOP_WAIT = 8.0
 
 
-@dataclass
-class LaunchConfig:
+class LaunchConfig(NamedTuple):
+    """What the command line and the environment decided."""
+
     agent_command: list[str] | None
     state_dir: Path
     env_agent: str | None
@@ -74,8 +74,8 @@ class AcpLanguageServer(LanguageServer):
     def __init__(self, launch: LaunchConfig) -> None:
         super().__init__("acp-sidecar", __version__, protocol_cls=AcpProtocol)
         self.launch = launch
-        self.options = Options()
-        self.option_problem: str | None = None
+        self._options: Options | None = None  # parsed at `initialized`, after the editor has its answer
+        self.initialization_options: Any = None
         self.caps = ClientCaps()
         self.engine: Engine | None = None
         self.stopping = False
@@ -91,6 +91,22 @@ class AcpLanguageServer(LanguageServer):
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
         self._stop_lock = asyncio.Lock()
+
+    # ================================================================== options
+    @property
+    def options(self) -> Options:
+        if self._options is None:
+            from .options import Options
+
+            self._options = Options()
+        return self._options
+
+    def read_options(self, raw: Any) -> str | None:
+        """Parse initializationOptions; the message naming every bad key, or None."""
+        from .options import parse_options
+
+        self._options, problem = parse_options(raw)
+        return problem
 
     # ================================================================== ports
     def notify(self, method: str, params: Any) -> None:
