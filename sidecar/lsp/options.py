@@ -12,6 +12,7 @@ PermissionPolicy = Literal["ask", "allow_reads", "reject"]
 RenameFallback = Literal["keep_local", "revert"]
 TimeoutMs = NewType("TimeoutMs", int)
 TitleLength = NewType("TitleLength", int)
+TranscriptBytes = NewType("TranscriptBytes", int)
 
 ROOT = "initializationOptions"
 
@@ -59,12 +60,24 @@ class NotifyOptions:
 
 
 @attrs.frozen
+class TranscriptOptions:
+    # Read and checked here; the transcript documents that use them are issue 12's.
+    show_on_prompt: bool = attrs.field(default=True, alias="showOnPrompt", metadata=_expect("true or false"))
+    max_bytes: TranscriptBytes = attrs.field(
+        default=TranscriptBytes(4 << 20),
+        alias="maxBytes",
+        metadata=_expect("an integer from 65536 to 268435456"),
+    )
+
+
+@attrs.frozen
 class Options:
     agent: AgentOptions = attrs.field(factory=AgentOptions, metadata=_expect("an object"))
     permissions: PermissionPolicy = attrs.field(default="ask", metadata=_expect("ask | allow_reads | reject"))
     rename: RenameOptions = attrs.field(factory=RenameOptions, metadata=_expect("an object"))
     titles: TitleOptions = attrs.field(factory=TitleOptions, metadata=_expect("an object"))
     notify: NotifyOptions = attrs.field(factory=NotifyOptions, metadata=_expect("an object"))
+    transcript: TranscriptOptions = attrs.field(factory=TranscriptOptions, metadata=_expect("an object"))
 
 
 def _int_in(low: int, high: int) -> Any:
@@ -81,6 +94,7 @@ def _int_in(low: int, high: int) -> Any:
 _converter = make_converter(forbid_extra_keys=True)
 _converter.register_structure_hook(TimeoutMs, _int_in(1, 86_400_000))
 _converter.register_structure_hook(TitleLength, _int_in(8, 10_000))
+_converter.register_structure_hook(TranscriptBytes, _int_in(65_536, 268_435_456))
 
 
 def parse_options(raw: Any) -> tuple[Options, str | None]:

@@ -17,6 +17,7 @@ def test_nothing_given_means_defaults() -> None:
     assert defaults.permissions == "ask" and defaults.agent.command is None and defaults.agent.env == {}
     assert (defaults.rename.timeout_ms, defaults.rename.fallback) == (120_000, "keep_local")
     assert defaults.titles.max_length == 500
+    assert defaults.transcript.show_on_prompt is True and defaults.transcript.max_bytes == 4 * 2**20
     notify = defaults.notify
     assert (notify.title_as_show_message, notify.status_diagnostic, notify.permission_dialog) == (
         False,
@@ -33,6 +34,7 @@ def test_every_documented_key_is_read() -> None:
             "rename": {"timeoutMs": 5, "fallback": "revert"},
             "titles": {"maxLength": 8},
             "notify": {"titleAsShowMessage": True, "statusDiagnostic": True, "permissionDialog": False},
+            "transcript": {"showOnPrompt": False, "maxBytes": 65_536},
         }
     )
     assert problem is None
@@ -42,6 +44,7 @@ def test_every_documented_key_is_read() -> None:
     assert options.titles.max_length == 8
     assert options.notify.title_as_show_message and options.notify.status_diagnostic
     assert options.notify.permission_dialog is False
+    assert options.transcript.show_on_prompt is False and options.transcript.max_bytes == 65_536
 
 
 @pytest.mark.parametrize(
@@ -106,6 +109,9 @@ def test_all_bad_keys_in_one_message_and_each_defaulted() -> None:
         ({"titles": {"maxLength": 10_001}}, "titles.maxLength"),
         ({"notify": {"permissionDialog": "no"}}, "notify.permissionDialog"),
         ({"permissions": None}, "permissions"),
+        ({"transcript": {"showOnPrompt": 0}}, "transcript.showOnPrompt"),
+        ({"transcript": {"maxBytes": 65_535}}, "transcript.maxBytes"),
+        ({"transcript": {"maxBytes": 268_435_457}}, "transcript.maxBytes"),
     ],
 )
 def test_one_bad_key_is_named_with_what_it_takes(raw: dict[str, Any], key: str) -> None:
