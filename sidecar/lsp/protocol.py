@@ -67,6 +67,16 @@ class AcpProtocol(LanguageServerProtocol):
             return
         super().handle_message(message)
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            # We stopped waiting (a dialog answered elsewhere, applyEdit past its timeout):
+            # pygls would raise InvalidStateError setting a cancelled future.
+            self._request_futures.pop(msg_id, None)
+            log.info("the editor answered request %r after the sidecar stopped waiting", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(
         self, params: types.DidChangeTextDocumentParams

@@ -3,12 +3,14 @@ pending and resolved, and `notify.permissionDialog: false`."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from tests.lsp.editor import PROFILES, Editor, open_editor
 
@@ -79,7 +81,13 @@ async def test_permission_notification_pending_then_resolved(
         }
         assert outcome_seen_by_agent(ed, admitted["turnId"]) == resolved["outcome"]
         assert len(ed.of("acp/permission")) == 2, "one pending, one resolved"
+        # The dialog is answered late, after the request was settled: no error anywhere.
         ed.hold_message_requests = False
+        if ed.message_requests:
+            await asyncio.sleep(0.5)
+            assert (await ed.command("acp.status"))["state"] == "idle"
+        errors = [m.message for m in ed.client.log_messages if m.type == types.MessageType.Error]
+        assert not errors, errors
 
 
 async def test_permission_answered_in_the_dialog_is_resolved(workspace: Path, state_dir: Path) -> None:
