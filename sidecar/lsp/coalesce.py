@@ -16,6 +16,7 @@ through untouched.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_mes
 _CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
 _CONTENT_KEYS = frozenset({"type", "text"})
 WINDOW = 0.02  # seconds
+_monotonic = time.monotonic
 
 Emit = Callable[[JsonObj], None]
 
@@ -43,7 +45,7 @@ class Coalescer:
         # rarely counts as quiet.
         self.quiet = window * 0.75
         self._timer: asyncio.TimerHandle | None = None
-        self._last_chunk = float("-inf")  # loop time of the last text chunk
+        self._last_chunk = float("-inf")  # time.monotonic() of the last text chunk
         self.chunks_in = 0
         self.notifications_out = 0
 
@@ -64,9 +66,9 @@ class Coalescer:
             self.flush()
             self._send(session_id, turn_id, replay, update)
             return False
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        quiet_before, self._last_chunk = now - self._last_chunk >= self.quiet, now
+        now = _monotonic()
+        quiet_before = now - self._last_chunk >= self.quiet
+        self._last_chunk = now
         key = (session_id, turn_id, replay, kind, update.get("messageId"))
         if key != self._key:
             self.flush()
@@ -75,7 +77,7 @@ class Coalescer:
                 return True
             self._key = key
             self._head = {"sessionId": session_id, "turnId": turn_id, "replay": replay, "update": update}
-            self._timer = loop.call_later(self.window, self.flush)
+            self._timer = asyncio.get_running_loop().call_later(self.window, self.flush)
         self._parts.append(text)
         self._size += len(text)
         if self._size >= self.max_chars:
