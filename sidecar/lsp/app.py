@@ -106,10 +106,11 @@ async def serve_stdio(server: AcpLanguageServer) -> int:
     why: list[int] = []
 
     def stop_with(code: int) -> None:
-        if not why:
-            why.append(code)
         if code == EXIT_SIGNAL:
             server.kill_agent_now()  # a signal wants us gone now; a vanished editor can wait for a clean stop
+        if why:
+            return  # already stopping: a cancel now would cut the clean stop short
+        why.append(code)
         if main is not None:
             main.cancel()
 
@@ -128,5 +129,6 @@ async def serve_stdio(server: AcpLanguageServer) -> int:
             main.uncancel()  # handled: the clean stop below may still wait
         return why[0] if why else EXIT_SIGNAL
     finally:
+        why.append(EXIT_SIGNAL)  # stopping now: a signal from here on only kills the agent
         await watch.aclose()
         await server.stop()

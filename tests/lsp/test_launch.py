@@ -6,6 +6,7 @@ import asyncio
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -159,3 +160,27 @@ def test_not_in_a_terminal_it_prints_nothing(tmp_path: Path) -> None:
         [SIDECAR], input=b"", capture_output=True, timeout=30, env=env, cwd=tmp_path, check=False
     )
     assert out.stderr == b"", out.stderr
+
+
+async def test_a_signal_during_the_stop_is_no_crash(workspace: Path, state_dir: Path) -> None:
+    sidecar = await RawSidecar.start(workspace, state_dir)
+    try:
+        await sidecar.initialize(workspace)
+        await sidecar.wait_idle()
+        agents = await sidecar.agent_pids()
+        await sidecar.command("acp.session.new", {})
+        await sidecar.command("acp.prompt", "#hang")  # the agent ignores cancel: stopping takes a while
+        await sidecar.wait_for(lambda m: m.get("method") == "acp/turn" and m["params"]["state"] == "running")
+        assert sidecar.proc.stdin is not None
+        sidecar.proc.stdin.close()  # the editor goes away: the clean stop begins
+        await asyncio.sleep(0.3)
+        assert sidecar.proc.returncode is None, "still stopping"
+        sidecar.proc.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(15):
+            code = await sidecar.proc.wait()
+        assert code == 1, "the editor went away first"
+        assert not await asyncio.to_thread(wait_gone, agents, 10)
+        await asyncio.sleep(0.2)
+        assert b"Traceback" not in sidecar.stderr, sidecar.stderr.decode(errors="replace")
+    finally:
+        await sidecar.close()
