@@ -1,0 +1,108 @@
+"""How to run each production agent offline against the mock model, through the real sidecar.
+
+Every agent gets a private HOME (its config, sessions, caches), its provider pointed at the mock,
+and proxy variables pointed at the mock too, so that any outside host it reaches for is refused at
+once instead of hanging. `IS_SANDBOX` (set to `yes` on these machines) must not reach
+claude-agent-acp: it then exits when run as root; the tests remove it from their environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lsp.editor import Editor, open_editor
+from tests.production.mock_model import MockModel
+from tools.provision import SETUP_HINT, cache_dir
+from tools.provision.agents import BY_NAME, installed_version, offline_env
+
+AGENT_NAMES = ("gemini", "codex", "claude")
+PROFILE = "neovim"
+# The option title to click in the permission dialog, per agent.
+ALLOW_TITLE = {"gemini": "Allow", "codex": "Yes, proceed", "claude": "Allow"}
+# After session/cancel, claude-agent-acp answers the next prompt with an empty end_turn at once,
+# and that prompt's reply arrives during the prompt after it.
+LATE_REPLY_AFTER_CANCEL = frozenset({"claude"})
+# Agents that offer session/list (acp.session.list with refresh reconciles with it).
+LISTS_SESSIONS = frozenset({"codex", "claude"})
+# Agents whose sessions can be loaded by a new sidecar (and a new agent process).
+LOADS_AFTER_RESTART = frozenset({"codex", "claude"})
+CODEX_MODEL = "gpt-5.4"  # a model codex knows: an unknown one makes it print a warning into the reply
+
+
+def agent_command(name: str) -> list[str]:
+    """The installed agent's command; fails the test (never skips) when it is not provisioned."""
+    agent = BY_NAME[name]
+    cache = cache_dir()
+    found = installed_version(agent, cache)
+    if found != agent.version:
+        pytest.fail(
+            f"{agent.package}@{agent.version} is not installed in {cache / 'agents'} "
+            f"(found {found}): {SETUP_HINT}",
+            pytrace=False,
+        )
+    return agent.command(cache)
+
+
+def agent_env(name: str, mock: MockModel, home: Path) -> dict[str, str]:
+    """What the agent needs in its environment (given through initializationOptions.agent.env)."""
+    env = {k: v for k, v in offline_env(home).items() if k.isupper() and k in _PRIVATE_KEYS}
+    for proxy in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+        env[proxy] = mock.base_url
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
+    if name == "gemini":
+        env.update(GOOGLE_GEMINI_BASE_URL=mock.base_url, GEMINI_API_KEY="mock-key")
+    elif name == "codex":
+        codex_home = Path(env["CODEX_HOME"])
+        codex_home.mkdir(parents=True, exist_ok=True)  # codex refuses a CODEX_HOME that does not exist
+        (codex_home / "config.toml").write_text(
+            f'model = "{CODEX_MODEL}"\n'
+            'model_provider = "mock"\n'
+            "[model_providers.mock]\n"
+            'name = "Mock model"\n'
+            f'base_url = "{mock.base_url}/v1"\n'
+            'env_key = "MOCK_MODEL_API_KEY"\n'
+            'wire_api = "responses"\n'
+        )
+        env["MOCK_MODEL_API_KEY"] = "mock-key"
+    elif name == "claude":
+        env.update(
+            ANTHROPIC_BASE_URL=mock.base_url,
+            ANTHROPIC_API_KEY="mock-key",
+            DISABLE_AUTOUPDATER="1",
+        )
+    return env
+
+
+_PRIVATE_KEYS = frozenset(
+    {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "CODEX_HOME"}
+)
+
+
+@dataclass
+class Setup:
+    """One agent's launch for a test: its mock, its private home, the sidecar's options."""
+
+    name: str
+    mock: MockModel
+    home: Path
+    workspace: Path
+    state_dir: Path
+    init_options: dict[str, Any] = field(default_factory=dict)
+
+    def options(self, **extra: Any) -> dict[str, Any]:
+        command = agent_command(self.name)
+        env = agent_env(self.name, self.mock, self.home)
+        return {"agent": {"command": command, "env": env}, "transcript": {"showOnPrompt": False}, **extra}
+
+    @contextlib.asynccontextmanager
+    async def editor(self, **extra: Any) -> AsyncIterator[Editor]:
+        async with open_editor(
+            PROFILE, self.workspace, self.state_dir, init_options=self.options(**extra), wait_idle=True
+        ) as editor:
+            yield editor
