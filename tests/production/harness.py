@@ -8,6 +8,7 @@ claude-agent-acp: it then exits when run as root; the tests remove it from their
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.lsp.editor import Editor, open_editor
+from tests.procs import descendants, wait_gone
 from tests.production.mock_model import MockModel
 from tools.provision import SETUP_HINT, cache_dir
 from tools.provision.agents import BY_NAME, installed_version, offline_env
@@ -25,6 +27,10 @@ AGENT_NAMES = ("gemini", "codex", "claude")
 PROFILE = "neovim"
 # The option title to click in the permission dialog, per agent.
 ALLOW_TITLE = {"gemini": "Allow", "codex": "Yes, proceed", "claude": "Allow"}
+# The optionId of each agent's reject_once option (chosen through a code action).
+REJECT_OPTION = {"gemini": "cancel", "codex": "abort", "claude": "reject"}
+# codex's reject_once option is "abort": it ends the whole turn `cancelled`, the model is not asked.
+REJECT_ABORTS_TURN = frozenset({"codex"})
 # After session/cancel, claude-agent-acp answers the next prompt with an empty end_turn at once,
 # and that prompt's reply arrives during the prompt after it.
 LATE_REPLY_AFTER_CANCEL = frozenset({"claude"})
@@ -102,7 +108,35 @@ class Setup:
 
     @contextlib.asynccontextmanager
     async def editor(self, **extra: Any) -> AsyncIterator[Editor]:
+        """The sidecar with this agent, idle; on a normal exit it is shut down as an editor does,
+        and every process it started (the agent and the agent's own children) must be gone."""
         async with open_editor(
             PROFILE, self.workspace, self.state_dir, init_options=self.options(**extra), wait_idle=True
         ) as editor:
             yield editor
+            await shut_down_cleanly(editor)
+
+
+async def shut_down_cleanly(editor: Editor) -> None:
+    server = editor.client._server
+    assert server is not None
+    started = descendants(server.pid)
+    assert started, "the agent should run as a child of the sidecar"
+    async with asyncio.timeout(30):
+        await editor.client.shutdown_session()
+    assert server.returncode == 0, f"the sidecar exited with {server.returncode}"
+    left = await asyncio.to_thread(wait_gone, started, 15.0)
+    assert not left, f"processes left after shutdown: {_commands(left)}"
+    # Already shut down: open_editor's teardown must not send `shutdown` to a closed pipe.
+    editor.client.capabilities = None
+
+
+def _commands(pids: set[int]) -> list[str]:
+    found = []
+    for pid in sorted(pids):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            command = "(gone)"
+        found.append(f"{pid}: {command}")
+    return found

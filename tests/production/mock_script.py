@@ -33,7 +33,7 @@ SLOW_INTERVAL = 0.2
 SLOW_CHUNKS = 300  # 60 s at most: a slow stream always ends by itself
 TOKEN = re.compile(r"TOKEN-[0-9a-f]{8}")
 MARKER = re.compile(r"\[mock:(text|read|edit|slow)\]")
-FAILURE_WORDS = ("error", "failed", "rejected", "denied", "not allowed", "cancel")
+FAILURE_WORDS = ("error", "failed", "rejected", "refused", "denied", "not allowed", "cancel")
 
 
 def read_reply(tokens: list[str]) -> str:

@@ -3,15 +3,23 @@ and claude-agent-acp from npm (tools/provision/agents.py), each answering from t
 
 from __future__ import annotations
 
-import asyncio
+import json
+import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
 from tests.lsp.editor import Editor
-from tests.procs import descendants, wait_gone
-from tests.production.harness import Setup
-from tests.production.mock_script import TEXT_REPLY
+from tests.production.harness import (
+    ALLOW_TITLE,
+    LATE_REPLY_AFTER_CANCEL,
+    REJECT_ABORTS_TURN,
+    REJECT_OPTION,
+    Setup,
+)
+from tests.production.mock_script import EDIT_FAILED_REPLY, EDIT_REPLY, SLOW_CHUNK, TEXT_REPLY, read_reply
 
 pytestmark = pytest.mark.production
 
@@ -39,3 +47,118 @@ async def test_prompt_streams_the_mock_text(setup: Setup) -> None:
         assert ed.text_of(second["turnId"]) == TEXT_REPLY
         ended_once_each(ed)
         assert [r.prompt for r in setup.mock.of("text")][-1].endswith("Again [mock:text]")
+
+
+async def test_cancel_a_slow_stream_then_prompt_again(setup: Setup) -> None:
+    async with setup.editor() as ed:
+        await ed.command("acp.session.new")
+        slow = await ed.command("acp.prompt", {"text": "Take your time [mock:slow]"})
+        await ed.wait_for(
+            "acp/sessionUpdate",
+            lambda u: u["turnId"] == slow["turnId"] and SLOW_CHUNK.strip() in json.dumps(u["update"]),
+        )
+        assert (await ed.command("acp.cancel")) == {"cancelled": True}
+        end = await ed.wait_turn_end(slow["turnId"])
+        assert end["stopReason"] == "cancelled", end
+        assert set(ed.text_of(slow["turnId"]).split()) == {SLOW_CHUNK.strip()}
+        after, end = await ed.prompt_and_wait("Now quickly [mock:text]")
+        assert end["stopReason"] == "end_turn", end
+        if setup.name in LATE_REPLY_AFTER_CANCEL:
+            # The agent answers this prompt at once with nothing; its reply comes with the next one.
+            assert ed.text_of(after["turnId"]) == ""
+            late, end = await ed.prompt_and_wait("And once more [mock:text]")
+            assert end["stopReason"] == "end_turn", end
+            assert ed.text_of(late["turnId"]) == TEXT_REPLY + TEXT_REPLY
+        else:
+            assert ed.text_of(after["turnId"]) == TEXT_REPLY
+        ended_once_each(ed)
+
+
+async def test_read_tool_reads_the_workspace_file(setup: Setup) -> None:
+    token = f"TOKEN-{secrets.token_hex(4)}"
+    notes = setup.workspace / "notes.md"
+    notes.write_text(f"# Notes\n\nThe secret word is {token}.\n")
+    setup.mock.script.read_path = notes
+    async with setup.editor() as ed:
+        await ed.command("acp.session.new")
+        if setup.name == "codex":
+            # codex reads with `cat`, which its read-only sandbox runs under bubblewrap (not installed).
+            await ed.command("acp.session.setMode", {"modeId": "full-access"})
+        admitted, end = await ed.prompt_and_wait("What do the notes say? [mock:read]")
+        assert end["stopReason"] == "end_turn", end
+        assert ed.text_of(admitted["turnId"]) == read_reply([token]), setup.mock.describe()
+        calls = tool_calls(ed, admitted["turnId"])
+        assert [c.get("kind") for c in calls] == ["read"], calls
+        assert calls[0]["status"] == "completed", calls
+        (reply,) = [r for r in setup.mock.of("read") if r.tool_results]
+        assert token in reply.tool_results[0]
+        ended_once_each(ed)
+
+
+def tool_calls(ed: Editor, turn_id: str) -> list[dict[str, Any]]:
+    """Each tool call of a turn, merged with its updates (the last status wins)."""
+    merged: dict[str, dict[str, Any]] = {}
+    for note in ed.of("acp/sessionUpdate"):
+        update = note["update"]
+        if note["turnId"] == turn_id and update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
+            merged.setdefault(update["toolCallId"], {}).update(
+                {k: v for k, v in update.items() if v is not None}
+            )
+    return list(merged.values())
+
+
+def prepare_edit(setup: Setup) -> Path:
+    target = setup.workspace / "edit_me.py"
+    target.write_text("value = 1\nname = 'unchanged'\n")
+    setup.mock.script.edit_path = target
+    setup.mock.script.edit_old = "value = 1"
+    setup.mock.script.edit_new = "value = 2"
+    return target
+
+
+async def test_edit_allowed_in_the_permission_dialog(setup: Setup) -> None:
+    target = prepare_edit(setup)
+    async with setup.editor() as ed:
+        ed.permission_choice = ALLOW_TITLE[setup.name]
+        await ed.command("acp.session.new")
+        admitted, end = await ed.prompt_and_wait("Change the value [mock:edit]")
+        assert end["stopReason"] == "end_turn", end
+        (dialog,) = ed.message_requests
+        assert ALLOW_TITLE[setup.name] in [a.title for a in dialog.actions or []]
+        assert ed.text_of(admitted["turnId"]) == EDIT_REPLY, setup.mock.describe()
+        assert target.read_text() == "value = 2\nname = 'unchanged'\n"
+        ended_once_each(ed)
+
+
+async def test_edit_rejected_through_a_code_action(setup: Setup) -> None:
+    target = prepare_edit(setup)
+    async with setup.editor() as ed:
+        ed.hold_message_requests = True  # the dialog stays open; the user answers with a code action
+        await ed.command("acp.session.new")
+        uri = ed.open(target)
+        admitted = await ed.command("acp.prompt", {"text": "Change the value [mock:edit]"})
+        await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission", timeout=60)
+        actions = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                ),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        responses = [
+            a.command for a in actions or [] if a.command and a.command.command == "acp.permission.respond"
+        ]
+        reject = next(c for c in responses if c.arguments[0]["optionId"] == REJECT_OPTION[setup.name])
+        assert await ed.command(reject.command, *reject.arguments) == {}
+        ed.hold_message_requests = False
+        end = await ed.wait_turn_end(admitted["turnId"], timeout=60)
+        assert target.read_text() == "value = 1\nname = 'unchanged'\n"
+        if setup.name in REJECT_ABORTS_TURN:
+            assert end["stopReason"] == "cancelled", end
+            assert ed.text_of(admitted["turnId"]) == ""
+        else:
+            assert end["stopReason"] == "end_turn", end
+            assert ed.text_of(admitted["turnId"]) == EDIT_FAILED_REPLY, setup.mock.describe()
+        ended_once_each(ed)
