@@ -10,11 +10,14 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from tests.lsp.editor import Editor
 from tests.production.harness import (
     ALLOW_TITLE,
     LATE_REPLY_AFTER_CANCEL,
+    LISTS_SESSIONS,
+    LOADS_AFTER_RESTART,
     REJECT_ABORTS_TURN,
     REJECT_OPTION,
     Setup,
@@ -161,4 +164,66 @@ async def test_edit_rejected_through_a_code_action(setup: Setup) -> None:
         else:
             assert end["stopReason"] == "end_turn", end
             assert ed.text_of(admitted["turnId"]) == EDIT_FAILED_REPLY, setup.mock.describe()
+        ended_once_each(ed)
+
+
+async def test_session_list_and_rename(setup: Setup) -> None:
+    async with setup.editor() as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("First words of the session [mock:text]")
+        if setup.name in LISTS_SESSIONS:
+            listed = await ed.command("acp.session.list", {"refresh": True})
+            entry = next(s for s in listed["sessions"] if s["sessionId"] == sid)
+            # The agent lists the session under its first prompt, which outranks the local fallback.
+            assert entry["title"] == "First words of the session [mock:text]", entry
+            assert entry["titleSource"] == "list", entry
+        else:
+            with pytest.raises(JsonRpcException, match="does not offer session/list"):
+                await ed.command("acp.session.list", {"refresh": True})
+            listed = await ed.command("acp.session.list")
+            entry = next(s for s in listed["sessions"] if s["sessionId"] == sid)
+            assert entry["titleSource"] == "fallback", entry
+        mark = ed.mark()
+        renamed = await ed.command("acp.session.rename", {"title": "Production rename"})
+        assert renamed == {"sessionId": sid, "requestedTitle": "Production rename"}
+        done = await ed.wait_for(
+            "acp/sessionInfo", lambda i: i["renameState"] not in ("pending", None), start=mark, timeout=60
+        )
+        infos = [p for _, m, p in ed.notes[mark:] if m == "acp/sessionInfo" and p["sessionId"] == sid]
+        assert [i["renameState"] for i in infos if i["renameState"]] == ["pending", "unconfirmed"], infos
+        # None of these agents confirms a rename: the title is kept locally as the user's.
+        assert (done["title"], done["titleSource"]) == ("Production rename", "user")
+        assert any("Production rename" in r.prompt for r in setup.mock.requests), setup.mock.describe()
+        relisted = await ed.command("acp.session.list", {"refresh": setup.name in LISTS_SESSIONS})
+        entry = next(s for s in relisted["sessions"] if s["sessionId"] == sid)
+        assert (entry["title"], entry["titleSource"], entry["pendingTitle"]) == (
+            "Production rename",
+            "user",
+            None,
+        )
+        assert (await ed.command("acp.status"))["title"] == "Production rename"
+        ended_once_each(ed)
+
+
+async def test_load_after_a_sidecar_restart(setup: Setup) -> None:
+    async with setup.editor() as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("Remember the word kumquat [mock:text]")
+    async with setup.editor() as ed:
+        if setup.name not in LOADS_AFTER_RESTART:
+            # gemini-cli offers session/load but cannot load a session of an earlier process.
+            with pytest.raises(JsonRpcException) as failed:
+                await ed.command("acp.session.load", {"sessionId": sid}, timeout=60)
+            assert failed.value.message, failed.value
+            await ed.command("acp.session.new")
+            admitted, end = await ed.prompt_and_wait("Still working [mock:text]")
+            assert ed.text_of(admitted["turnId"]) == TEXT_REPLY
+            return
+        assert (await ed.command("acp.session.load", {"sessionId": sid}, timeout=60)) == {"sessionId": sid}
+        admitted, end = await ed.prompt_and_wait("What was the word? [mock:text]")
+        assert admitted["sessionId"] == sid
+        assert end["stopReason"] == "end_turn", end
+        assert ed.text_of(admitted["turnId"]) == TEXT_REPLY
+        # The agent sent the model the conversation it had before the restart.
+        assert "kumquat" in json.dumps(setup.mock.of("text")[-1].body)
         ended_once_each(ed)
