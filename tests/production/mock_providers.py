@@ -131,11 +131,26 @@ def gemini(wire: Wire, script: Script, path: str, body: Any) -> None:
 
 
 def _gemini_side_answer(body: Any) -> str:
-    """Side requests: JSON ones (next-speaker checks and the like) want JSON."""
+    """Side requests (gemini-cli's model router, next-speaker checks): JSON ones get an object
+    that fits the schema they ask for."""
     config = body.get("generationConfig") or {}
-    if config.get("responseMimeType") == "application/json":
-        return json.dumps({"reasoning": "The mock model has finished.", "next_speaker": "user"})
-    return GENERIC_REPLY
+    if config.get("responseMimeType") != "application/json":
+        return GENERIC_REPLY
+    schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+    return json.dumps(_fit(schema))
+
+
+def _fit(schema: Any) -> Any:
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        return {name: _fit(sub) for name, sub in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return False
+    return (schema.get("enum") or ["mock"])[0]
 
 
 def _gemini_chunk(text: str, *, parts: list[Any] | None = None, finish: bool = False) -> Any:
