@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from tests.lsp.editor import Editor, open_editor
 from tests.procs import descendants, wait_gone
 from tests.production.mock_model import MockModel
 from tools.provision import SETUP_HINT, cache_dir
-from tools.provision.agents import BY_NAME, installed_version, offline_env
+from tools.provision.agents import BY_NAME, installed_version, private_dirs
 
 AGENT_NAMES = ("gemini", "codex", "claude")
 PROFILE = "neovim"
@@ -57,7 +57,7 @@ def agent_command(name: str) -> list[str]:
 
 def agent_env(name: str, mock: MockModel, home: Path) -> dict[str, str]:
     """What the agent needs in its environment (given through initializationOptions.agent.env)."""
-    env = {k: v for k, v in offline_env(home).items() if k.isupper() and k in _PRIVATE_KEYS}
+    env = private_dirs(home)
     for proxy in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
         env[proxy] = mock.base_url
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
@@ -85,11 +85,6 @@ def agent_env(name: str, mock: MockModel, home: Path) -> dict[str, str]:
     return env
 
 
-_PRIVATE_KEYS = frozenset(
-    {"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "CODEX_HOME"}
-)
-
-
 @dataclass
 class Setup:
     """One agent's launch for a test: its mock, its private home, the sidecar's options."""
@@ -99,7 +94,6 @@ class Setup:
     home: Path
     workspace: Path
     state_dir: Path
-    init_options: dict[str, Any] = field(default_factory=dict)
 
     def options(self, **extra: Any) -> dict[str, Any]:
         command = agent_command(self.name)

@@ -66,21 +66,25 @@ def installed_version(agent: Agent, cache: Path) -> str | None:
         return None
 
 
+def private_dirs(home: Path) -> dict[str, str]:
+    """Environment variables that keep an agent's config, sessions and caches under `home`."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "CODEX_HOME": str(home / ".codex"),
+    }
+
+
 def offline_env(home: Path) -> dict[str, str]:
-    """The environment to start an agent in: a private HOME and XDG dirs, no sandbox flag.
+    """The environment to start an agent in: private dirs under `home`, no sandbox flag.
 
     `IS_SANDBOX=yes` (set on these machines) makes claude-agent-acp exit when run as root.
     """
     env = {k: v for k, v in os.environ.items() if k != "IS_SANDBOX"}
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-        XDG_DATA_HOME=str(home / ".local" / "share"),
-        XDG_STATE_HOME=str(home / ".local" / "state"),
-        CODEX_HOME=str(home / ".codex"),
-        NO_UPDATE_NOTIFIER="1",
-    )
+    env.update(private_dirs(home), NO_UPDATE_NOTIFIER="1")
     return env
 
 
