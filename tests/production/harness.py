@@ -109,6 +109,8 @@ class Setup:
         ) as editor:
             yield editor
             await shut_down_cleanly(editor)
+        # Every request the agent made was one the mock knows (else the script missed a call).
+        assert not self.mock.unknown, f"requests the mock model could not answer: {self.mock.unknown}"
 
 
 async def shut_down_cleanly(editor: Editor) -> None:

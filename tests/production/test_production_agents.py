@@ -237,3 +237,39 @@ async def test_load_after_a_sidecar_restart(setup: Setup) -> None:
         # The agent sent the model the conversation it had before the restart.
         assert "kumquat" in json.dumps(setup.mock.of("text")[-1].body)
         ended_once_each(ed)
+
+
+# What docs/protocol.md says acp/status shows (issue 13, items 8 to 10), with each agent's own data.
+AGENT_INFO = {
+    "gemini": ("gemini-cli", "Gemini CLI"),
+    "codex": ("codex-acp", "Codex"),
+    "claude": ("@zed-industries/claude-agent-acp", "Claude Agent"),
+}
+FIRST_MODE = {
+    "gemini": {"id": "default", "name": "Default"},
+    "codex": {"id": "read-only", "name": "Read Only"},
+    "claude": {"id": "default", "name": "Default"},
+}
+# The context window each agent reports in usage_update (gemini sends none).
+CONTEXT_SIZE = {"gemini": None, "codex": 258400, "claude": 200000}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="acp/status lacks agent.name from agentInfo.name, `modes`, `models` and `usage` "
+    "(issue 13 items 8-10, not in the sidecar yet); remove this mark when they land",
+)
+async def test_status_names_the_agent_and_lists_its_choices(setup: Setup) -> None:
+    async with setup.editor() as ed:
+        await ed.command("acp.session.new")
+        await ed.prompt_and_wait("Hello [mock:text]")
+        status: dict[str, Any] = await ed.command("acp.status")
+        assert (status["agent"]["name"], status["agent"]["title"]) == AGENT_INFO[setup.name], status
+        assert status["modes"][0] == FIRST_MODE[setup.name], status
+        assert status["models"] and all(set(m) == {"id", "name"} for m in status["models"]), status
+        size = CONTEXT_SIZE[setup.name]
+        if size is None:
+            assert status["usage"] is None, status
+        else:
+            # claude-agent-acp sends `"used": null` (the schema requires a number): still shown.
+            assert status["usage"]["size"] == size, status
