@@ -7,8 +7,10 @@ left (harness.Setup.editor). Each test starts its agent once: starting them is t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -170,16 +172,28 @@ async def test_permission_by_dialog_then_by_code_action(setup: Setup) -> None:
         ended_once_each(ed)
 
 
+async def listed_entry(
+    ed: Editor, session_id: str, wanted: Callable[[dict[str, Any]], bool], timeout: float = 30
+) -> dict[str, Any]:
+    """The session's entry of `acp.session.list` with refresh, once `wanted` holds for it."""
+    async with asyncio.timeout(timeout):
+        while True:
+            listed = await ed.command("acp.session.list", {"refresh": True})
+            entry: dict[str, Any] = next(s for s in listed["sessions"] if s["sessionId"] == session_id)
+            if wanted(entry):
+                return entry
+            await asyncio.sleep(0.2)
+
+
 async def test_session_list_and_rename(setup: Setup) -> None:
     async with setup.editor() as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         await ed.prompt_and_wait("First words of the session [mock:text]")
         if setup.name in LISTS_SESSIONS:
-            listed = await ed.command("acp.session.list", {"refresh": True})
-            entry = next(s for s in listed["sessions"] if s["sessionId"] == sid)
-            # The agent lists the session under its first prompt, which outranks the local fallback.
+            # The agent lists the session under its first prompt, which outranks the local fallback;
+            # claude-agent-acp lists a session only once it has written it, which takes a moment.
+            entry = await listed_entry(ed, sid, lambda e: e["titleSource"] == "list")
             assert entry["title"] == "First words of the session [mock:text]", entry
-            assert entry["titleSource"] == "list", entry
         else:
             with pytest.raises(JsonRpcException, match="does not offer session/list"):
                 await ed.command("acp.session.list", {"refresh": True})
