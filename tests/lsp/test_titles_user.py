@@ -145,3 +145,19 @@ async def test_user_title_survives_replay_restarts_and_refresh(
             assert all(i["title"] == "Mine" for i in ed.of("acp/sessionInfo") if i["sessionId"] == sid)
         record = stored(state_dir, sid)
         assert record is not None and (record.title, record.title_source) == ("Mine", "user")
+
+
+async def test_a_prompt_of_settings_only_gives_no_fallback_title(workspace: Path, state_dir: Path) -> None:
+    """Issue 17 item 6: "#chunks=3 #slow=100" was shown as the title "chunks=3 #slow=100" until the
+    agent's own title came."""
+    async with open_editor("helix", workspace, state_dir) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#chunks=3 #slow=100")
+        info = await ed.wait_for(
+            "acp/sessionInfo", lambda i: i["sessionId"] == sid and i["title"] is not None
+        )
+        assert (info["title"], info["titleSource"]) == ("Demo session", "agent")
+        second = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#chunks=1 #todo fix #123")
+        titles = [i["title"] for i in ed.of("acp/sessionInfo") if i["sessionId"] == second and i["title"]]
+        assert titles[0] == "#todo fix #123", titles
