@@ -209,9 +209,12 @@ class Engine:
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
         """`session/set_title` when the agent offers it (any session the title cache knows), else a
         rename prompt queued in the session."""
-        known = session_id is None or not isinstance(session_id, str) or session_id in self.registry.by_id
-        session = await self.registry.resolve(session_id) if known else None
-        target = session.session_id if session is not None else str(session_id)
+        session: Session | None = None
+        if isinstance(session_id, str) and session_id not in self.registry.by_id:
+            target = session_id  # not loaded here: set_title may still rename it
+        else:
+            session = await self.registry.resolve(session_id)
+            target = session.session_id
         requested = self.titles.validate_user_title(title)
         client = await self.supervisor.ensure()
         if self.supervisor.agent is not None and self.supervisor.agent.can_set_title:

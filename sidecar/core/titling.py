@@ -338,16 +338,17 @@ class Titling:
         if outcome is not None:
             self._finish_rename(session.session_id, outcome)
 
-    def _finish_rename(self, session_id: str, outcome: RenameOutcome, change: Rules | None = None) -> None:
-        """Store the outcome (with `change`, which applies it, when given) and tell the editor."""
+    def _finish_rename(self, session_id: str, outcome: RenameOutcome, held: Sequence[Rules] = ()) -> None:
+        """Store the outcome, after the `held` changes, in one write, and tell the editor."""
         timer = self._timers.pop(session_id, None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
         now = time.time()
-        if change is None:
-            self._update(session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now))
-        else:
-            self._update(session_id, change)
+
+        def settle(r: TitleRecord | None) -> TitleRecord:
+            return apply_rename_outcome(r, outcome, agent=self.key, now=now)
+
+        self._update(session_id, chain([*held, settle]) if held else settle)
         self.writes.show_when_saved(session_id, force=True)
         if outcome.state is RenameState.UNCONFIRMED:
             what = (
@@ -387,18 +388,12 @@ class Titling:
             raise
         finally:
             self._setting_title.discard(session_id)
-            changes = self._held.pop(session_id)
-            if outcome is None and changes and self._update(session_id, chain(changes)) is not None:
-                self.writes.show_when_saved(session_id)
+            held = self._held.pop(session_id)
+            if outcome is None and held and self._update(session_id, chain(held)) is not None:
+                self.writes.show_when_saved(session_id)  # failed: what the agent sent still counts
         # This rename supersedes one asked by prompt (the agent may have gained set_title on a restart).
         self.tracker.cancel(session_id)
-        now = time.time()
-        final = outcome
-
-        def rename(r: TitleRecord | None) -> TitleRecord:
-            return apply_rename_outcome(r, final, agent=self.key, now=now)
-
-        self._finish_rename(session_id, outcome, chain([*changes, rename]))
+        self._finish_rename(session_id, outcome, held)
 
     # ------------------------------------------------------------------ list and reconcile
     async def reconcile(self, client: AgentConnection, cwd: str | None) -> None:

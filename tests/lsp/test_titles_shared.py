@@ -5,9 +5,11 @@ and `acp/status` when it is the active session; concurrent renames end with one 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +36,22 @@ async def seen_by(ed: Editor, sid: str, title: str, start: int, since: float) ->
     return info
 
 
-async def test_changes_made_by_another_sidecar_reach_the_editor(workspace: Path, state_dir: Path) -> None:
+@contextlib.asynccontextmanager
+async def one_session_in_two_sidecars(
+    workspace: Path, state_dir: Path, profiles: tuple[str, str]
+) -> AsyncIterator[tuple[Editor, Editor, str]]:
+    """Two sidecars (two editors) on one state dir, both with the session A created active."""
     async with (
-        open_editor("vscode", workspace, state_dir) as a,
-        open_editor("neovim", workspace, state_dir) as b,
+        open_editor(profiles[0], workspace, state_dir) as a,
+        open_editor(profiles[1], workspace, state_dir) as b,
     ):
         sid = (await a.command("acp.session.new"))["sessionId"]
         await b.command("acp.session.load", sid)
+        yield a, b, sid
+
+
+async def test_changes_made_by_another_sidecar_reach_the_editor(workspace: Path, state_dir: Path) -> None:
+    async with one_session_in_two_sidecars(workspace, state_dir, ("vscode", "neovim")) as (a, b, sid):
         # The agent's title, saved by A.
         mark = b.mark()
         await a.prompt_and_wait("#title Named by the agent")
@@ -90,12 +101,7 @@ async def seed(state_dir: Path, workspace: Path, count: int) -> list[str]:
 
 
 async def test_concurrent_renames_end_with_one_winner_everywhere(workspace: Path, state_dir: Path) -> None:
-    async with (
-        open_editor("vscode", workspace, state_dir) as a,
-        open_editor("helix", workspace, state_dir) as b,
-    ):
-        sid = (await a.command("acp.session.new"))["sessionId"]
-        await b.command("acp.session.load", sid)
+    async with one_session_in_two_sidecars(workspace, state_dir, ("vscode", "helix")) as (a, b, sid):
         for round_ in range(3):
             mark_a, mark_b = a.mark(), b.mark()
             await asyncio.gather(

@@ -88,7 +88,9 @@ async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
     titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.new_session(str(workspace))
-    await settle()
+    await until(
+        lambda: bool(infos(recorder, sid)) and not engine.titles.writes.busy(sid), what="the new session"
+    )
     before = len(infos(recorder, sid))
     titled.title_gate.close()
     renaming = engine.spawn(engine.rename("Held", sid), "rename")
