@@ -40,13 +40,18 @@ class StoreWatch:
         self._seen: dict[str, tuple[Any, ...]] = {}
 
     async def run(self) -> None:
+        failing = False
         while True:
             try:
                 await self.poll()
-                await asyncio.sleep(POLL_SECONDS)
             except StoreUnavailable as exc:
-                log.warning("watching the title cache: %s", exc)
+                if not failing:  # once per outage, not every few seconds
+                    log.warning("watching the title cache for other sidecars' changes: %s", exc)
+                failing = True
                 await asyncio.sleep(RETRY_SECONDS)
+                continue
+            failing = False
+            await asyncio.sleep(POLL_SECONDS)
 
     async def poll(self) -> None:
         """One look: records changed by others since the last look are handed to `changed`."""

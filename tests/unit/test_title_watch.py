@@ -3,13 +3,18 @@ the records whose shown fields changed are handed over; the engine shows them (a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from sidecar.core import title_watch
 from sidecar.core.engine import Engine
 from sidecar.core.title_watch import StoreWatch
-from sidecar.titles import TitleRecord, TitleSource, TitleStore, apply_user_title
+from sidecar.titles import StoreUnavailable, TitleRecord, TitleSource, TitleStore, apply_user_title
 from tests.unit.fake_agent import FakeAgents, Recorder, until
 
 A = "agent-a"
@@ -76,3 +81,36 @@ async def test_another_sidecars_change_reaches_the_editor_and_the_status(
     # Rules build on it from now on.
     record_now = engine.titles.record(sid)
     assert record_now is not None and record_now.title == "From elsewhere"
+
+
+async def test_a_failing_store_is_retried_and_reported_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(title_watch, "RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(title_watch, "POLL_SECONDS", 0.01)
+    path = tmp_path / "titles.sqlite3"
+    with TitleStore(path) as mine, TitleStore(path) as other:
+        real = mine.data_version
+        failures = [StoreUnavailable("disk on fire")] * 5
+
+        def flaky() -> int:
+            if failures:
+                raise failures.pop()
+            return real()
+
+        monkeypatch.setattr(mine, "data_version", flaky)
+        seen: list[list[TitleRecord]] = []
+        watch = StoreWatch(mine, run_now, lambda: A, seen.append)
+        task = asyncio.ensure_future(watch.run())
+        try:
+            await until(lambda: not failures, what="the failures to pass")
+            await asyncio.sleep(0.05)  # the baseline after the outage
+            other.put(record("s1", "After the outage"))
+            await until(lambda: bool(seen), what="the change after the outage")
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    assert [r.title for r in seen[0]] == ["After the outage"]
+    warnings = [r for r in caplog.records if "disk on fire" in r.getMessage()]
+    assert len(warnings) == 1, warnings
