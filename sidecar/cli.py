@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
         cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
         client_process_id=args.client_process_id,
+        log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
     )
     server = build_server(launch)
     if args.tcp:
