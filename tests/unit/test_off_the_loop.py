@@ -30,12 +30,12 @@ async def test_the_agent_name_is_written_off_the_event_loop(
     engine = make_engine(tmp_path, agents, recorder)
     await engine.start()
     try:
-        for _ in range(100):
-            if writers:
+        for _ in range(500):  # written in the background: wait until it has landed
+            if (tmp_path / "agents.json").is_file():
                 break
             await asyncio.sleep(0.01)
-        assert writers and writers[0] is not threading.main_thread()
         assert (tmp_path / "agents.json").is_file()
+        assert writers and writers[0] is not threading.main_thread()
     finally:
         await engine.shutdown()
 
