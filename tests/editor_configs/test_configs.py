@@ -1,16 +1,17 @@
 """The editor configs name only what the contract offers, and they build.
 
 - Helix: languages.toml / config.toml parse; the server's `config` uses only
-  initializationOptions keys of CONTRACT.md; every language keeps its usual
+  initializationOptions keys of docs/protocol.md; every language keeps its usual
   servers first; the README shows `:lsp-workspace-command` for every command.
 - VS Code: package.json settings map to contract keys, every `acp.*` command
   id used exists; `npm ci && npm run compile`, the unit tests and the .vsix
   packaging run when npm is available.
 - Neovim: every `acp.*` id in the plugin exists; luacheck passes (installed by `make setup`).
 
-The command list and option keys are parsed from ../shared/CONTRACT.md when it
-is there (beside the repository), else taken from the copy below, which is
-checked against the file whenever the file is available.
+The command list and option keys are parsed from docs/protocol.md, the project's
+editor protocol. It must keep everything of the original contract
+(../shared/CONTRACT.md, copied below; the copy is compared with the file when
+the file sits beside the repository).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ HELIX = CONFIGS / "helix"
 VSCODE = CONFIGS / "vscode"
 NVIM = CONFIGS / "nvim"
 CONTRACT_PATH = REPO.parent / "shared" / "CONTRACT.md"
+PROTOCOL_PATH = REPO / "docs" / "protocol.md"
 
-# Copy of CONTRACT.md: command -> (argument keys, positional shortcut?)
+# Copy of the original CONTRACT.md: command -> (argument keys, positional shortcut?)
 CONTRACT_COMMANDS: dict[str, tuple[frozenset[str], bool]] = {
     "acp.session.new": (frozenset({"cwd"}), False),
     "acp.session.list": (frozenset({"cwd", "refresh"}), False),
@@ -48,7 +50,7 @@ CONTRACT_COMMANDS: dict[str, tuple[frozenset[str], bool]] = {
     "acp.authenticate": (frozenset({"methodId"}), True),
     "acp.status": (frozenset(), False),
 }
-# Copy of CONTRACT.md: initializationOptions keys (dotted paths; agent.env is a map).
+# Copy of the original CONTRACT.md: initializationOptions keys (dotted paths; agent.env is a map).
 CONTRACT_OPTIONS: frozenset[str] = frozenset(
     {
         "agent",
@@ -101,17 +103,22 @@ def parse_contract(text: str) -> tuple[dict[str, tuple[frozenset[str], bool]], f
 
 @pytest.fixture(scope="module")
 def contract() -> tuple[dict[str, tuple[frozenset[str], bool]], frozenset[str]]:
-    if CONTRACT_PATH.is_file():
-        return parse_contract(CONTRACT_PATH.read_text())
-    return CONTRACT_COMMANDS, CONTRACT_OPTIONS
+    return parse_contract(PROTOCOL_PATH.read_text())
 
 
-def test_contract_copy_is_current() -> None:
-    if not CONTRACT_PATH.is_file():
-        pytest.skip(f"{CONTRACT_PATH} not present; using the copy in this test")
-    commands, options = parse_contract(CONTRACT_PATH.read_text())
-    assert commands == CONTRACT_COMMANDS, "CONTRACT.md changed: update the copy in this test"
-    assert options == CONTRACT_OPTIONS, "CONTRACT.md changed: update the copy in this test"
+def test_the_protocol_keeps_the_original_contract() -> None:
+    original_commands, original_options = CONTRACT_COMMANDS, CONTRACT_OPTIONS
+    if CONTRACT_PATH.is_file():  # beside the repository (CI, the lead's checkout): the copy is current
+        original_commands, original_options = parse_contract(CONTRACT_PATH.read_text())
+        assert (original_commands, original_options) == (CONTRACT_COMMANDS, CONTRACT_OPTIONS), (
+            "CONTRACT.md changed: update the copy in this test"
+        )
+    commands, options = parse_contract(PROTOCOL_PATH.read_text())
+    for name, (keys, positional) in original_commands.items():
+        assert name in commands, f"docs/protocol.md lost {name}"
+        assert keys <= commands[name][0], f"docs/protocol.md lost arguments of {name}"
+        assert commands[name][1] == positional, f"docs/protocol.md changed the shortcut of {name}"
+    assert original_options <= options, f"docs/protocol.md lost options {original_options - options}"
 
 
 # ------------------------------------------------------------------ helix
@@ -127,7 +134,7 @@ def test_helix_languages_toml(contract: tuple[dict[str, Any], frozenset[str]]) -
     assert isinstance(server.get("args", []), list)
     config = server["config"]
     unknown = _config_paths(config) - options
-    assert not unknown, f"not in CONTRACT initializationOptions: {unknown}"
+    assert not unknown, f"not in docs/protocol.md initializationOptions: {unknown}"
     assert config["notify"]["titleAsShowMessage"] is True
     flat: dict[str, Any] = {}
 
