@@ -11,7 +11,7 @@ from types import ModuleType
 from . import ProvisionError, cache_dir
 
 # In dependency order. Each is a module of this package (see __init__).
-STEPS = ("system",)
+STEPS = ("system", "vscode")
 
 
 def _load(name: str) -> ModuleType:
