@@ -1,0 +1,49 @@
+// Unit tests of the settings → initializationOptions mapping.
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+import { initializationOptions, olderSidecarOptions } from '../protocol';
+
+const base = {
+  agentCommand: [] as string[],
+  agentEnv: {} as Record<string, string>,
+  permissions: 'ask',
+  renameTimeoutMs: 120000,
+  renameFallback: 'keep_local',
+  titlesMaxLength: 500,
+};
+
+test('initializationOptions maps settings to the protocol keys and hands transcript and permissions to the extension', () => {
+  assert.deepEqual(initializationOptions(base), {
+    permissions: 'ask',
+    rename: { timeoutMs: 120000, fallback: 'keep_local' },
+    titles: { maxLength: 500 },
+    notify: { permissionDialog: false },
+    transcript: { showOnPrompt: false },
+  });
+  const withAgent = initializationOptions({ ...base, agentCommand: ['codex-acp'], agentEnv: { K: 'V' } });
+  assert.deepEqual(withAgent.agent, { command: ['codex-acp'], env: { K: 'V' } });
+});
+
+test('titles.maxLength stays within what the sidecar accepts (8 to 10 000)', () => {
+  assert.deepEqual(initializationOptions({ ...base, titlesMaxLength: 1 }).titles, { maxLength: 8 });
+  assert.deepEqual(initializationOptions({ ...base, titlesMaxLength: 123456 }).titles, { maxLength: 10000 });
+});
+
+test('an older sidecar refusing the new options is recognised, other errors are not', () => {
+  const f = olderSidecarOptions;
+  assert.deepEqual(f("acp-sidecar: initializationOptions.notify: unknown key 'permissionDialog' ignored"), ['permissionDialog']);
+  assert.deepEqual(f("acp-sidecar: initializationOptions: unknown key 'transcript' ignored"), ['transcript']);
+  assert.deepEqual(
+    f('acp-sidecar: initializationOptions: 2 bad keys, the default used for each: notify.permissionDialog (unknown key, ignored); transcript (unknown key, ignored)'),
+    ['permissionDialog', 'transcript'],
+  );
+  assert.deepEqual(f('acp-sidecar: initializationOptions: 1 bad key, the default used for each: transcript.showOnPrompt (unknown key, ignored)'), ['transcript']);
+  // Anything else is the user's to see.
+  assert.equal(f("acp-sidecar: initializationOptions: unknown key 'permissionDialog' ignored"), undefined);
+  assert.equal(f("acp-sidecar: initializationOptions: unknown key 'bogus' ignored"), undefined);
+  assert.equal(
+    f('acp-sidecar: initializationOptions: 2 bad keys, the default used for each: transcript (unknown key, ignored); titles.maxLength (expected 8 to 10000, got 3)'),
+    undefined,
+  );
+  assert.equal(f('acp-sidecar: titles.maxLength must be 8..10000'), undefined);
+});
