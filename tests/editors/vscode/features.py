@@ -8,7 +8,10 @@ reads its answer: the commands it registers and the options it refuses.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -63,6 +66,7 @@ def probe() -> SidecarFeatures:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             _send(
@@ -108,11 +112,12 @@ def probe() -> SidecarFeatures:
                     break
             _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": None})
             _send(proc, {"jsonrpc": "2.0", "method": "exit", "params": None})
-            proc.wait(30)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(30)  # how it exits is for the lifecycle tests; the answers are in
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the sidecar's group: its agent too
+            proc.wait(10)
     return SidecarFeatures(
         transcripts="acp.session.transcript" in commands,
         permission_notifications=not any("permissionDialog" in m for m in refused),

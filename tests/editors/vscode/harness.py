@@ -117,6 +117,9 @@ class CodeServer:
             d.mkdir(parents=True, exist_ok=True)
         self.write_settings(USER_SETTINGS)
         self.write_machine_settings({"acpSidecar.path": SIDECAR})
+        # A key for restarts, so that a test can ask for several faster than through the palette.
+        keys = [{"key": "ctrl+alt+r", "command": "acpSidecar.restart"}]
+        (self.user_data / "User" / "keybindings.json").write_text(json.dumps(keys))
 
     def env(self) -> dict[str, str]:
         env = provision.node_env(cache_dir())
@@ -238,6 +241,11 @@ class CodeServer:
             wait_gone(left, 10)
         return left
 
+    def output_channel(self, name: str) -> str:
+        """What an output channel (e.g. the extension's "ACP Sidecar") holds, from its log file."""
+        files = sorted(self.user_data.glob(f"logs/*/exthost*/output_logging_*/*-{name}.log"))
+        return "\n".join(p.read_text(errors="replace") for p in files)
+
     def exthost_log(self) -> str:
         """The remote extension host's log (activation errors of extensions land there)."""
         return "\n".join(
@@ -279,8 +287,11 @@ class Driver:
         self._next += 1
         request_id = self._next
         args["timeout"] = int(timeout * 1000)
-        self.proc.stdin.write(json.dumps({"id": request_id, "cmd": cmd, "args": args}).encode() + b"\n")
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(json.dumps({"id": request_id, "cmd": cmd, "args": args}).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise DriverError(f"the driver is closed ({exc}); {cmd} not sent") from exc
         deadline = time.monotonic() + timeout + 30.0
         while True:
             try:
