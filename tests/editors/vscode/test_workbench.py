@@ -88,6 +88,16 @@ def test_prompt_typed_in_chat_streams_into_it(workbench: Workbench) -> None:
     assert not workbench.error_toasts(), workbench.describe()
 
 
+def test_html_from_the_agent_is_shown_as_text(workbench: Workbench) -> None:
+    # The demo agent's answer quotes the prompt's first words ("You asked about …"): markup in it
+    # must show as text in the chat, and nothing in it may become an element or load.
+    start_session(workbench, "Explain <b>bold</b> <img src=x onerror=alert(1)>")
+    answer = workbench.texts(".msg.agent", scope="chat")[0]
+    assert "<b>bold</b>" in answer and "<img src=x" in answer, answer
+    assert not workbench.texts(".msg.agent b, .msg.agent img, .msg.user b, .msg.user img", scope="chat")
+    assert "<b>bold</b>" in workbench.texts(".msg.user", scope="chat")[0]
+
+
 def test_stop_button_cancels_the_running_turn(workbench: Workbench) -> None:
     workbench.open_chat()
     workbench.chat_send("Count for me #chunks=2000 #slow=100")
