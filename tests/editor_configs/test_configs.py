@@ -264,7 +264,8 @@ def test_vscode_manifest(protocol: tuple[dict[str, Any], frozenset[str]]) -> Non
     for key in EXTENSION_OPTIONS:
         assert key in options, f"{key} is not in docs/protocol.md"
         section, name = key.split(".")
-        assert re.search(rf"{section}: \{{ {name}: false \}}", source), f"the extension does not send {key}: false"
+        sent = re.search(rf"{section}: \{{ {name}: false \}}", source)
+        assert sent, f"the extension does not send {key}: false"
 
     settings = pkg["contributes"]["configuration"]["properties"]
     for key in settings:

@@ -160,7 +160,8 @@ class Workbench:
     # ------------------------------------------------------------------ chat view
     def open_chat(self) -> None:
         self.run_command("ACP: Open Chat")
-        self.wait_for(CHAT_INPUT, scope="chat", timeout=90.0)
+        # The input exists before the view's script has attached its key handlers.
+        self.wait_for(f"body[data-ready] {CHAT_INPUT}", scope="chat", timeout=90.0)
 
     def chat_send(self, text: str) -> None:
         self.call("fill", scope="chat", selector=CHAT_INPUT, text=text)

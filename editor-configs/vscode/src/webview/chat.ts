@@ -110,3 +110,4 @@ log.addEventListener('click', (event) => {
 });
 
 vscode.postMessage({ type: 'ready' });
+document.body.dataset.ready = 'true'; // listeners attached: typing now is not lost (tests wait for this)
