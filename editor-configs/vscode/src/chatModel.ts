@@ -52,6 +52,9 @@ export type ChatItem =
 
 /** The most items kept: a long session's oldest items are dropped first. */
 export const MAX_ITEMS = 3000;
+/** The most text one message keeps (its end): a flood stays cheap to render; the transcript has it all. */
+export const MAX_MESSAGE_CHARS = 200_000;
+const CUT_MARK = '…\n\n';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -246,6 +249,9 @@ export class ChatModel {
       const item = this.items.get(open.id);
       if (item && (item.kind === 'agent' || item.kind === 'thought' || item.kind === 'user')) {
         item.text += text;
+        if (item.text.length > MAX_MESSAGE_CHARS) {
+          item.text = CUT_MARK + item.text.slice(item.text.length - MAX_MESSAGE_CHARS + CUT_MARK.length);
+        }
         return [item.id];
       }
     }

@@ -1,7 +1,7 @@
 // The conversation model behind the chat view.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { ChatModel, MAX_ITEMS, transcriptHistory } from '../chatModel';
+import { ChatModel, MAX_ITEMS, MAX_MESSAGE_CHARS, transcriptHistory } from '../chatModel';
 import type { SessionUpdateParams } from '../protocol';
 
 function upd(turnId: string, update: Record<string, unknown>, replay = false): SessionUpdateParams {
@@ -126,6 +126,20 @@ test('the conversation is bounded', () => {
     m.update(upd('t', { sessionUpdate: 'tool_call', toolCallId: `c${i}`, title: 't', status: 'completed' }));
   }
   assert.equal(m.all().length, MAX_ITEMS);
+});
+
+test('a flood of chunks keeps the end of the message, within the bound', () => {
+  const m = new ChatModel();
+  m.sessionId = 's1';
+  const chunk = 'x'.repeat(999) + '\n';
+  for (let i = 0; i < 500; i++) {
+    m.update(upd('t', { sessionUpdate: 'agent_message_chunk', content: text(i === 499 ? 'THE END' : chunk) }));
+  }
+  const items = m.all();
+  assert.equal(items.length, 1);
+  const body = items[0].kind === 'agent' ? items[0].text : '';
+  assert.ok(body.length <= MAX_MESSAGE_CHARS, String(body.length));
+  assert.ok(body.startsWith('…') && body.endsWith('THE END'));
 });
 
 test('transcriptHistory cuts the prompt area at the last marker', () => {
