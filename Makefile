@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SMOKE := ../shared/contract-check/smoke.py
 
-.PHONY: install demo test lint typecheck pytest smoke bench clean
+.PHONY: install setup demo test quick lint typecheck pytest smoke bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,31 +15,44 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# What the tests need beyond PyPI: Debian packages (apt-get, as root), real Helix, ... into one
+# cache outside the repository ($$ACP_SIDECAR_TOOLS_CACHE, else ~/.cache/acp-sidecar-tools).
+# Fails loudly with the command to run when it cannot install something (not root, offline).
+setup: $(STAMP)
+	$(BIN)/python -m tools.provision
+
 # In a terminal: Neovim with the plugin and the demo agent. Otherwise: the narrated walkthrough.
 demo: $(STAMP)
 	@if [ -t 0 ] && [ -t 1 ]; then $(BIN)/nvim --clean -u editor-configs/nvim/demo.lua README.md; \
 	else $(BIN)/python -m sidecar.walkthrough; fi
 
-lint: $(STAMP)
-	$(BIN)/ruff check sidecar tests bench
-	$(BIN)/ruff format --check sidecar tests bench
-	@command -v luacheck >/dev/null || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && \
-		apt-get update -qq && apt-get install -y -qq lua-check) >/dev/null 2>&1 || true
-	@if command -v luacheck >/dev/null; then \
-		luacheck -q --config editor-configs/nvim/.luacheckrc editor-configs/nvim tests/nvim; \
-	else echo "luacheck: not installable here, Lua lint skipped"; fi
+lint: setup
+	$(BIN)/ruff check sidecar tests bench tools
+	$(BIN)/ruff format --check sidecar tests bench tools
+	@command -v luacheck >/dev/null || { echo "luacheck not found: run make setup (Debian package lua-check)" >&2; exit 1; }
+	luacheck -q --config editor-configs/nvim/.luacheckrc editor-configs/nvim tests/nvim
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+	$(BIN)/mypy --strict -p tools
 
-pytest: $(STAMP)
+pytest: setup
 	$(BIN)/pytest -q
 
 smoke: $(STAMP)
 	@if [ -f $(SMOKE) ]; then $(BIN)/python $(SMOKE) --sidecar $(BIN)/acp-sidecar; \
 	else echo "smoke: $(SMOKE) not found, skipped"; fi
 
-test: lint typecheck pytest smoke
+test: setup lint typecheck pytest smoke
+
+# Under a minute: lint, types, and the in-process tests (no sidecar or agent subprocess,
+# nothing marked slow, load or editors). `make test` runs everything.
+QUICK_TESTS := tests/unit tests/titles tests/demo_agent/test_units.py tests/editor_configs
+quick: $(STAMP)
+	$(BIN)/ruff check sidecar tests bench tools
+	$(BIN)/ruff format --check sidecar tests bench tools
+	$(BIN)/mypy
+	$(BIN)/pytest -q -m "not slow and not load and not editors" $(QUICK_TESTS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

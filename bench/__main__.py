@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from .common import BenchResult, machine
-from .latency import latency
+from .latency import BEFORE_P50_MS, BEFORE_P99_MS, OLD_TARGET_P99_MS, TARGET_P50_MS, TARGET_P99_MS, latency
 from .memory import memory
 from .relay import editor_load, throughput
 from .startup import startup
@@ -66,7 +66,11 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
         if name == "throughput":
             parts.append(f"relay {f['vs_sdk']:.2f}x the SDK client ({f['rate']['sidecar']:,.0f} chunks/s)")
         elif name == "latency":
-            parts.append(f"p50 {f['p50_ms']:.1f} ms / p99 {f['p99_ms']:.1f} ms at 50/s")
+            parts.append(
+                f"p50 {f['p50_ms']:.1f} ms / p99 {f['p99_ms']:.1f} ms at 50/s "
+                f"(targets <= {TARGET_P50_MS:.0f} / <= {TARGET_P99_MS:.0f} ms; old target p99 < "
+                f"{OLD_TARGET_P99_MS:.0f} ms, was p50 {BEFORE_P50_MS} / p99 {BEFORE_P99_MS} ms)"
+            )
         elif name == "load":
             parts.append(f"{f['factor']:.0f}x fewer notifications than chunks")
         elif name == "startup":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from sidecar.lsp.coalesce import WINDOW
+
 from .common import (
     PYTHON,
     STAMP_AGENT,
@@ -24,8 +26,13 @@ from .raw_client import RawAcp, TextCollector, open_session
 from .sdk_client import sdk_prompt
 
 RATE = 50
-WINDOW_MS = 20.0  # sidecar/lsp/coalesce.py
-TARGET_P99_MS = WINDOW_MS + 5.0
+WINDOW_MS = WINDOW * 1000
+# Issue 10 (leading edge + window): the first chunk after a quiet moment goes out at once.
+TARGET_P50_MS = 2.0
+TARGET_P99_MS = WINDOW_MS + 2.0
+# Before it (issue 7): every chunk waited for the window; measured p50 20.6 ms, p99 22.1 ms.
+OLD_TARGET_P99_MS = WINDOW_MS + 5.0
+BEFORE_P50_MS, BEFORE_P99_MS = 20.6, 22.1
 AGENT = [PYTHON, STAMP_AGENT]
 
 
@@ -97,7 +104,9 @@ async def latency(quick: bool) -> BenchResult:
         f"(sidecar coalescing window {WINDOW_MS:.0f} ms; {notes} notifications)",
     )
     summary = (
-        f"sidecar p50 {p50:.1f} ms, p99 {p99:.1f} ms (target p99 < {TARGET_P99_MS:.0f} ms = window + 5), "
+        f"sidecar p50 {p50:.2f} ms (target <= {TARGET_P50_MS:.0f}), p99 {p99:.2f} ms "
+        f"(target <= {TARGET_P99_MS:.0f} = window + 2; the old target was < {OLD_TARGET_P99_MS:.0f}, "
+        f"before: p50 {BEFORE_P50_MS}, p99 {BEFORE_P99_MS}), "
         f"of which pipe+parse p99 {percentile(raw, 99):.2f} ms; took {time.monotonic() - started:.0f} s"
     )
     return BenchResult(
@@ -112,6 +121,6 @@ async def latency(quick: bool) -> BenchResult:
             "sdk_p99_ms": percentile(sdk, 99),
             "samples": len(side),
         },
-        ok=p99 < TARGET_P99_MS and not lost,
+        ok=p50 <= TARGET_P50_MS and p99 <= TARGET_P99_MS and not lost,
         lost=lost,
     )

@@ -21,8 +21,8 @@ from .editor import SidecarEditor
 from .raw_client import RawAcp, TextCollector, open_session, pipe_limit
 from .sdk_client import sdk_prompt
 
-TARGET_VS_SDK = 0.5
-TARGET_LOAD = 20.0
+TARGET_VS_SDK = 3.0  # issue 10: relay throughput stays >= 3x the ACP SDK client
+TARGET_LOAD = 1000.0  # issue 10: a 10 000-chunk burst, >= 1 000x fewer notifications
 
 
 @dataclass

@@ -26,7 +26,7 @@ from .common import (
 from .lsp_client import LspClient, StatusWatch
 from .raw_client import RawAcp
 
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.1  # issue 10: start-up to `initialize` <= 1.1x a bare pygls server
 
 
 def _ms(start: int, end: int) -> float:

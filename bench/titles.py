@@ -7,17 +7,30 @@ it again unchanged, list the cache, and apply N live `session_info_update`s
 does). Cost per operation at 1 000 and 10 000; growth = per-op(10 000) /
 per-op(1 000), 1.0 is perfectly linear. Baseline in the same run: plain
 sqlite3 on the same schema (executemany, select all, one transaction per row).
+
+Live bursts (what a kill -9 could lose): S sessions each get U title updates
+as fast as the agent can send them. "one transaction each" writes every
+update in its own transaction and shows it at once (the store lags behind
+what the editor saw by the queue's length); "shown once saved" is
+`TitleWrites`: coalesced per session, each title shown once it is committed.
+Also the delay from one isolated update to its show (the cost of waiting for
+the commit).
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from sidecar.core.title_writes import TitleWrites
+from sidecar.tasks import OwnedTasks
 from sidecar.titles import ListedSession, TitleRecord, TitleStore, apply_agent_info, iso_now
 from sidecar.titles.store import MIGRATIONS
 
@@ -138,6 +151,78 @@ def _raw_ops(count: int, tmp: Path) -> dict[str, float]:
     return {"reconcile": t_bulk, "list": t_select, "session_info": t_each}
 
 
+def _info(sid: str, title: str, now: float) -> Callable[[TitleRecord | None], TitleRecord | None]:
+    def rules(r: TitleRecord | None) -> TitleRecord | None:
+        return apply_agent_info(r, agent=AGENT, session_id=sid, now=now, title=title)
+
+    return rules
+
+
+async def _live(tmp: Path, sessions: int, updates: int) -> dict[str, float]:
+    """Bursts through TitleWrites and through one transaction per update; isolated show delay."""
+    tmp.mkdir(exist_ok=True)
+    loop = asyncio.get_running_loop()
+    figures: dict[str, float] = {}
+    now = time.time()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        store = TitleStore(tmp / "live-each.sqlite3")
+        try:
+            started = time.perf_counter()
+            jobs = [
+                loop.run_in_executor(executor, store.update, AGENT, f"s{s}", _info(f"s{s}", f"T{i}", now))
+                for i in range(updates)
+                for s in range(sessions)
+            ]
+            figures["each: issued"] = time.perf_counter() - started  # shown to the editor by then
+            await asyncio.gather(*jobs)
+            figures["each: saved"] = time.perf_counter() - started
+            figures["each: transactions"] = len(jobs)
+        finally:
+            store.close()
+
+        store = TitleStore(tmp / "live-saved.sqlite3")
+        tasks = OwnedTasks("bench")
+        cache: dict[str, TitleRecord] = {}
+        shown: dict[str, tuple[float, str | None]] = {}
+
+        def show(record: TitleRecord) -> None:
+            shown[record.session_id] = (time.perf_counter(), record.title)
+
+        def spawn(coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[Any]:
+            return tasks.spawn(coro, name)
+
+        writes = TitleWrites(executor, cache, show=show, report=lambda _e: None, spawn=spawn)
+        writes.store, writes.key = store, AGENT
+        try:
+            started = time.perf_counter()
+            for i in range(updates):
+                for s in range(sessions):
+                    sid, rules = f"s{s}", _info(f"s{s}", f"T{i}", now)
+                    cache[sid] = rules(cache.get(sid)) or cache[sid]
+                    writes.write(sid, rules)
+                    writes.show_when_saved(sid)
+            figures["saved: issued"] = time.perf_counter() - started
+            await writes.flush(60)
+            last = f"T{updates - 1}"
+            assert all(shown[f"s{s}"][1] == last for s in range(sessions)), "the last title of each is shown"
+            figures["saved: saved"] = max(at for at, _ in shown.values()) - started
+            figures["saved: transactions"] = writes.transactions
+            delays = []
+            for i in range(50):
+                sid, rules = "alone", _info("alone", f"A{i}", now)
+                cache[sid] = rules(cache.get(sid)) or cache[sid]
+                began = time.perf_counter()
+                writes.write(sid, rules)
+                writes.show_when_saved(sid)
+                await writes.flush(10)
+                delays.append(shown[sid][0] - began)
+            figures["saved: show delay ms (median)"] = statistics.median(delays) * 1000
+        finally:
+            await tasks.aclose()
+            store.close()
+    return figures
+
+
 async def titles(quick: bool) -> BenchResult:
     sizes = (100, 1_000) if quick else (1_000, 10_000)
     store: dict[int, dict[str, float]] = {}
@@ -169,6 +254,9 @@ async def titles(quick: bool) -> BenchResult:
                 "-" if base is None else f"{base / big * 1e6:.2f}",
             ]
         )
+    sessions, updates = (4, 200) if quick else (10, 1_000)
+    with tempfile.TemporaryDirectory(prefix="acp-bench-titles-live-") as tmp:
+        live = await _live(Path(tmp), sessions, updates)
     worst_op = max(growth, key=lambda k: growth[k])
     text = table(
         [
@@ -182,16 +270,40 @@ async def titles(quick: bool) -> BenchResult:
         rows,
         f"5. Titles at scale: {PAGES} pages, SQLite file in WAL mode, best of {repeats}",
     )
+    total = sessions * updates
+    text += "\n\n" + table(
+        ["live burst", "transactions", "all issued ms", "all saved ms", "saved behind shown (updates)"],
+        [
+            [
+                "one transaction each (shown at once)",
+                live["each: transactions"],
+                live["each: issued"] * 1000,
+                live["each: saved"] * 1000,
+                f"up to {total:,}",
+            ],
+            [
+                "shown once saved (coalesced)",
+                live["saved: transactions"],
+                live["saved: issued"] * 1000,
+                live["saved: saved"] * 1000,
+                "0",
+            ],
+        ],
+        f"Titles: {sessions} sessions x {updates:,} updates as fast as they come; "
+        f"an isolated update is shown {live['saved: show delay ms (median)']:.2f} ms after it is made",
+    )
     summary = (
         f"per-op cost grows at most {growth[worst_op]:.2f}x ({worst_op}) from {small:,} to {big:,} sessions "
         f"(target <= {TARGET_GROWTH}x: near linear); "
         f"session_info {store[big]['session_info'] / big * 1e6:.0f} us/op, "
-        f"reconcile {store[big]['reconcile'] / big * 1e6:.0f} us/session"
+        f"reconcile {store[big]['reconcile'] / big * 1e6:.0f} us/session; "
+        f"a burst of {total:,} updates saved in {live['saved: saved'] * 1000:.0f} ms "
+        f"({live['saved: transactions']:.0f} transactions) vs {live['each: saved'] * 1000:.0f} ms one each"
     )
     return BenchResult(
         "titles",
         text,
         summary,
-        {"growth": growth, "store": store, "raw": raw},
+        {"growth": growth, "store": store, "raw": raw, "live": live},
         ok=max(growth.values()) <= TARGET_GROWTH,
     )

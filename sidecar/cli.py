@@ -26,23 +26,88 @@ def state_dir(cli_value: str | None) -> Path:
     return Path(platformdirs.user_state_dir(APP))
 
 
+# LSP's other transports, as LSP clients pass them: refused, we speak stdio.
+OTHER_TRANSPORTS = ("--pipe", "--socket", "--port")
+TTY_NOTE = (
+    f"{APP}: this is a language server: your editor starts it and speaks LSP on stdin/stdout, "
+    'so there is nothing to type here. Editor setup: the README\'s "Use it from your editor" '
+    f"(Neovim, VS Code, Helix) and docs/protocol.md; options: {APP} --help. Ctrl-D quits.\n"
+)
+
+
+def _columns() -> int:
+    """The terminal's width as shutil would say it, without importing shutil (and its
+    compression modules) on every start: argparse builds a formatter per argument."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_columns() - 2)
+
+
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog=APP,
+        formatter_class=_HelpFormatter,
         description="A language server that lets LSP editors drive ACP coding agents. "
-        "Speaks LSP on stdin/stdout; starts the agent as a subprocess.",
-        epilog="Subcommand: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent.",
+        "Speaks LSP on stdin/stdout; starts the agent as a subprocess. Your editor starts it.",
+        epilog="Subcommands: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent; "
+        "`acp-sidecar editor-config helix` prints a languages.toml snippet for the installed Helix. "
+        "Exit codes: 0 after the editor's shutdown and exit; 1 when the editor goes away without "
+        "shutdown; 2 for a bad command line; 143 on SIGTERM/SIGINT/SIGHUP.",
     )
     ap.add_argument("--version", action="version", version=f"{APP} {__version__}")
     ap.add_argument(
-        "--agent", metavar="CMD", help='agent command line, e.g. "codex-acp" (default: demo agent)'
+        "--agent",
+        metavar="CMD",
+        help='the agent\'s command line, split like a shell would, e.g. "codex-acp" '
+        "(default: initializationOptions.agent.command, else $ACP_SIDECAR_AGENT, else the demo agent)",
     )
-    ap.add_argument("--state-dir", metavar="DIR", help="title cache and logs (default: platform state dir)")
-    ap.add_argument("--log-file", metavar="PATH", help="write the sidecar's own log here")
+    ap.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where state is written (default: $ACP_SIDECAR_STATE_DIR, else the platform state dir, "
+        "e.g. ~/.local/state/acp-sidecar): titles.sqlite3 (the title cache), agents.json (agent "
+        "names), transcripts/ (one document per session) and the demo agent's sessions "
+        "(demo-agent/); private to you. No logs are written there (see --log-file)",
+    )
+    ap.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="append the sidecar's own log to PATH (default: no log file; warnings go to stderr and "
+        "to the editor's log)",
+    )
+    ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                    help="what --log-file receives (default INFO)")  # fmt: skip
     ap.add_argument("--stdio", action="store_true", help="speak LSP on stdin/stdout (the default)")
+    ap.add_argument(
+        "--clientProcessId",
+        metavar="PID",
+        type=int,
+        dest="client_process_id",
+        help="the editor's process: exit (agent included) when it dies",
+    )
     ap.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio (debugging only)")
-    ap.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    for flag in OTHER_TRANSPORTS:
+        ap.add_argument(flag, nargs="?", const="", default=None, help=argparse.SUPPRESS)
     return ap
+
+
+def _refuse_other_transports(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    for flag in OTHER_TRANSPORTS:
+        if getattr(args, flag.lstrip("-")) is not None:
+            ap.error(
+                f"{flag} is not supported: {APP} speaks LSP over stdio only "
+                "(configure your editor's client for stdio; --stdio is accepted)"
+            )
 
 
 def _setup_logging(log_file: str | None, level: str) -> None:
@@ -87,10 +152,20 @@ def main(argv: list[str] | None = None) -> int:
         from .demo_agent import main as demo_main
 
         return demo_main(args_list[1:])
-    args = parser().parse_args(args_list)
-    _setup_logging(args.log_file, args.log_level)
+    if args_list[:1] == ["editor-config"]:
+        from .editor_config import main as editor_config_main
 
-    from .lsp.server import LaunchConfig, build_server, serve_stdio
+        return editor_config_main(args_list[1:])
+    ap = parser()
+    args = ap.parse_args(args_list)
+    _refuse_other_transports(ap, args)
+    _setup_logging(args.log_file, args.log_level)
+    if sys.stdin.isatty() and not args.tcp:
+        sys.stderr.write(TTY_NOTE)
+        sys.stderr.flush()
+
+    from .lsp.app import build_server, serve_stdio
+    from .lsp.server import LaunchConfig
 
     launch = LaunchConfig(
         agent_command=shlex.split(args.agent) if args.agent else None,
@@ -98,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         env_agent=os.environ.get("ACP_SIDECAR_AGENT") or None,
         request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
         cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
+        client_process_id=args.client_process_id,
+        log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
     )
     server = build_server(launch)
     if args.tcp:

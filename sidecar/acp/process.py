@@ -1,32 +1,33 @@
-"""The agent child process: its own process group, stderr drained, stopped for sure."""
+"""The agent child process: behind its reaper, stderr drained, stopped for sure.
+
+The agent runs under `reaper.py`, a tiny process that leads the agent's
+process group, adopts its orphaned descendants (a subreaper) and holds one end
+of a socket pair with the sidecar: when the sidecar dies, even by SIGKILL, the
+reaper sees EOF and ends every descendant, so nothing the agent started
+outlives the sidecar. Nothing runs in the child between fork and exec (no
+`preexec_fn`, which is unsafe once threads run): `start_new_session` does the
+only set-up.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import os
 import signal
+import socket
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from . import reaper
 
 log = logging.getLogger(__name__)
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: new process group, SIGTERM when the sidecar dies.
-
-    The death signal covers the sidecar being SIGKILLed, when none of our
-    exit paths run; the agent also sees EOF on stdin then.
-    """
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+REAPER = Path(reaper.__file__)
+HANDSHAKE_TIMEOUT = 30.0
 
 
 class StderrRing:
@@ -70,12 +71,15 @@ class AgentProcess:
         self.stderr = StderrRing()
         self._on_stderr_line = on_stderr_line
         self._stream_limit = stream_limit
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: asyncio.subprocess.Process | None = None  # the reaper
+        self._lifeline: socket.socket | None = None
+        self.agent_pid: int | None = None
         self._drain_task: asyncio.Task[None] | None = None
         self._wait_task: asyncio.Task[int] | None = None
 
     @property
     def pid(self) -> int | None:
+        """The reaper's pid: it leads the agent's process group and exits with the agent's status."""
         return self._proc.pid if self._proc else None
 
     @property
@@ -93,19 +97,55 @@ class AgentProcess:
         return self._proc.stdin
 
     async def start(self) -> None:
-        self._proc = await asyncio.create_subprocess_exec(
-            *self.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=self.env,
-            cwd=self.cwd,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-            limit=self._stream_limit,
-        )
+        """Start the reaper, which starts the agent; OSError when the agent cannot be started."""
+        ours, theirs = socket.socketpair()
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-I",
+                "-S",
+                str(REAPER),
+                str(theirs.fileno()),
+                "--",
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self.env,
+                cwd=self.cwd,
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+                limit=self._stream_limit,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._lifeline = ours
         self._drain_task = asyncio.create_task(self._drain_stderr(), name="agent-stderr")
         self._wait_task = asyncio.create_task(self._proc.wait(), name="agent-wait")
+        try:
+            self.agent_pid = await asyncio.wait_for(self._handshake(ours), HANDSHAKE_TIMEOUT)
+        except BaseException:
+            await self.stop(grace=0.5, term_grace=0.5)
+            raise
+
+    async def _handshake(self, channel: socket.socket) -> int:
+        """The reaper's first line: "ok PID" or "error ERRNO MESSAGE"."""
+        channel.setblocking(False)
+        loop = asyncio.get_running_loop()
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = await loop.sock_recv(channel, 512)
+            if not chunk:
+                raise OSError(0, "the agent's reaper ended before starting the agent")
+            answer += chunk
+        word, _, rest = answer.decode("utf-8", "replace").strip().partition(" ")
+        if word == "ok" and rest.isdigit():
+            return int(rest)
+        number, _, message = rest.partition(" ")
+        raise OSError(int(number) if number.isdigit() else 0, message or answer.decode("utf-8", "replace"))
 
     async def wait(self) -> int:
         assert self._wait_task is not None
@@ -145,8 +185,19 @@ class AgentProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, sig)
 
+    def _tell(self, word: bytes) -> None:
+        """Ask the reaper to signal every descendant of the agent (also those outside its group)."""
+        if self._lifeline is not None:
+            with contextlib.suppress(OSError):
+                self._lifeline.send(word + b"\n")
+
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            self._lifeline.close()
+            self._lifeline = None
+
     async def stop(self, grace: float = 2.0, term_grace: float = 2.0) -> int | None:
-        """Close stdin, wait; then SIGTERM the group, wait; then SIGKILL it."""
+        """Close stdin, wait; then SIGTERM everything, wait; then SIGKILL everything."""
         if self._proc is None:
             return None
         if self._proc.stdin is not None and not self._proc.stdin.is_closing():
@@ -156,14 +207,20 @@ class AgentProcess:
         try:
             code = await asyncio.wait_for(self.wait(), grace)
         except TimeoutError:
-            self._signal_group(signal.SIGTERM)
+            self._tell(b"term")
+            self._signal_group(signal.SIGTERM)  # the reaper survives it and stays to finish
             try:
                 code = await asyncio.wait_for(self.wait(), term_grace)
             except TimeoutError:
-                self._signal_group(signal.SIGKILL)
-                code = await asyncio.wait_for(self.wait(), 5.0)
-        # The leader is gone; helpers it spawned in its group must not linger.
+                self._tell(b"kill")
+                try:
+                    code = await asyncio.wait_for(self.wait(), 5.0)
+                except TimeoutError:  # the reaper itself does not answer
+                    self._signal_group(signal.SIGKILL)
+                    code = await asyncio.wait_for(self.wait(), 5.0)
+        # The reaper ended the agent's helpers before exiting; this catches a reaper that was killed.
         self._signal_group(signal.SIGKILL)
+        self._close_lifeline()
         if self._drain_task is not None:
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._drain_task, 1.0)
@@ -171,5 +228,14 @@ class AgentProcess:
         return code
 
     def kill_now(self) -> None:
-        """Last-resort, synchronous: for signal handlers and atexit."""
-        self._signal_group(signal.SIGKILL)
+        """Last-resort, synchronous: for signal handlers and atexit.
+
+        The agent gets SIGKILL at once; the reaper, told to and then seeing EOF,
+        kills every other descendant (a SIGKILL to the group would kill the
+        reaper too, and orphan the helpers that left the group).
+        """
+        if self.agent_pid is not None and self.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.agent_pid, signal.SIGKILL)
+        self._tell(b"kill")
+        self._close_lifeline()

@@ -6,7 +6,8 @@ import json
 import logging
 from pathlib import Path
 
-from .files import atomic_write
+from .errors import SidecarError
+from .files import write_private
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,6 @@ class AgentNames:
             return
         names[key] = name
         try:
-            atomic_write(self.path, json.dumps(names, indent=1))
-        except OSError as exc:
+            write_private(self.path, json.dumps(names, indent=1))
+        except (OSError, SidecarError) as exc:
             log.warning("cannot remember the agent's name in %s: %s", self.path, exc)

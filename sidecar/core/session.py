@@ -63,8 +63,6 @@ class Session:
     queue: deque[Turn] = field(default_factory=deque)
     current: Turn | None = None
     permissions: dict[str, PermissionRequest] = field(default_factory=dict)
-    # Bumped per prompt sent: updates are attributed to the in-flight generation only.
-    generation: int = 0
     # Which agent process generation this session is attached to (restart detection).
     attached_to: int = -1
     replaying: bool = False

@@ -12,11 +12,12 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from ..acp import AcpClient
+from ..acp.errors import AcpError
+from ..state_dir import secure_state_dir
 from ..titles import (
     UNSET,
     ListedSession,
@@ -39,11 +40,11 @@ from ..titles.meta import MetaError, check_meta
 from ..titles.rules import session_info_fields
 from ..titles.sanitize import InvalidTitle
 from . import errors
+from .options import EngineOptions
+from .ports import AgentConnection, Spawn
 from .session import Session
+from .title_writes import TitleWrites
 from .turns import Turn
-
-if TYPE_CHECKING:
-    from .engine import Engine, EngineOptions
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,12 @@ def _under_any(path: str, roots: Sequence[str]) -> bool:
     return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
-def _replace_with(record: TitleRecord) -> Callable[[TitleRecord | None], TitleRecord | None]:
-    def write(_stored: TitleRecord | None) -> TitleRecord | None:
-        return record
+class TitleEvents(Protocol):
+    """What titling tells the editor side."""
 
-    return write
+    def on_session_info(self, info: JsonObj) -> None: ...
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
 
 
 class Titling:
@@ -67,25 +69,35 @@ class Titling:
 
     The SQLite store lives behind one worker thread: a database locked by
     another sidecar, or a slow disk, never stalls the event loop. Each change is
-    applied at once to the in-memory record (so the editor sees it immediately)
-    and then re-applied inside a store transaction (so concurrent sidecars
-    merge); a write that fails is retried until it lands.
+    applied at once to the in-memory record (what the rules build on) and then
+    re-applied inside a store transaction (so concurrent sidecars merge); the
+    editor is told once it is saved (`TitleWrites`); a write that fails is
+    retried until it lands.
     """
 
-    RETRY_SECONDS = 5.0
-
-    def __init__(self, engine: Engine, options: EngineOptions) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        options: EngineOptions,
+        events: TitleEvents,
+        *,
+        spawn: Spawn,
+        emit_status: Callable[[], None],
+        agent_key: Callable[[], str],
+    ) -> None:
         self.options = options
+        self._events = events
+        self._spawn = spawn
+        self._emit_status = emit_status
+        self._agent_key = agent_key  # who the agent is while it is not running (yet)
         self.store: TitleStore | None = None
         self.agent_key: str | None = None
         self.tracker = RenameTracker(fallback=RenameFallback(options.rename_fallback))
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._cache: dict[str, TitleRecord] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="titles")
-        self._in_flight: dict[str, int] = {}
-        self._dirty: set[str] = set()
-        self._retry_task: asyncio.Task[None] | None = None
+        self.writes = TitleWrites(
+            self._executor, self._cache, show=self._emit, report=self._report, spawn=spawn
+        )
         self._last_error_at = 0.0
         # A counter of local changes, so a slow store answer never overwrites a newer one.
         self._changes = 0
@@ -93,21 +105,22 @@ class Titling:
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> None:
-        path = self.options.state_dir / "titles.sqlite3"
+        state = self.options.state_dir
+        # The first touch of the state dir at start: make it (and what is in it) private.
+        for note in await self._in_store(lambda: secure_state_dir(state)):
+            self._events.on_log("warning", note)
+        path = state / "titles.sqlite3"
         self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
+        self.writes.store = self.store
         for warning in self.store.warnings:
-            self.engine.listener.on_error(warning)
+            self._events.on_error(warning)
 
     async def aclose(self) -> None:
         for timer in self._timers.values():
             timer.cancel()
-        if self._retry_task is not None:
-            self._retry_task.cancel()
         with contextlib.suppress(Exception):
             # Everything queued lands first; then one more try for what failed.
-            await asyncio.wait_for(self._in_store(lambda: None), 5)
-            self._persist_dirty()
-            await asyncio.wait_for(self._in_store(lambda: None), 5)
+            await self.writes.flush(10)
         store = self.store
         if store is not None:
             with contextlib.suppress(Exception):
@@ -116,13 +129,11 @@ class Titling:
 
     def agent_ready(self, agent_key: str) -> None:
         self.agent_key = agent_key
+        self.writes.key = agent_key
 
     @property
     def key(self) -> str:
-        return self.agent_key or self.engine.agent_key
-
-    def clean(self, text: str, max_length: int) -> str:
-        return sanitize_text(text, max_length)
+        return self.agent_key or self._agent_key()
 
     # ------------------------------------------------------------------ store access
     async def _in_store(self, fn: Callable[[], T]) -> T:
@@ -132,15 +143,18 @@ class Titling:
         now = time.monotonic()
         if now - self._last_error_at > 30:  # one message per burst, not one per write
             self._last_error_at = now
-            self.engine.listener.on_error(
+            self._events.on_error(
                 f"title cache: {exc} Titles are kept in memory and saved when it works again."
             )
-        self.engine.listener.on_log("warning", f"title cache: {exc}")
+        self._events.on_log("warning", f"title cache: {exc}")
 
     def _update(
         self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]
     ) -> TitleRecord | None:
-        """Apply a rules function now in memory, then in a store transaction; the new record if changed."""
+        """Apply a rules function now in memory, then in a store transaction; the new record if changed.
+
+        Nothing is shown here: callers ask `writes.show_when_saved`.
+        """
         old = self._cache.get(session_id)
         new = fn(old)
         if new is None or new == old:
@@ -148,59 +162,16 @@ class Titling:
         self._cache[session_id] = new
         self._changes += 1
         self._changed_at[session_id] = self._changes
-        self._persist(session_id, fn)
+        self.writes.key = self.key
+        self.writes.write(session_id, fn)
         return new
-
-    def _persist(self, session_id: str, fn: Callable[[TitleRecord | None], TitleRecord | None]) -> None:
-        store = self.store
-        if store is None:
-            self._dirty.add(session_id)
-            return
-        key = self.key
-        loop = asyncio.get_running_loop()
-        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
-        future = self._executor.submit(store.update, key, session_id, fn)
-        future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._persisted, session_id, f))
-
-    def _persisted(
-        self, session_id: str, future: Future[tuple[TitleRecord | None, TitleRecord | None]]
-    ) -> None:
-        self._in_flight[session_id] -= 1
-        try:
-            _old, stored = future.result()
-        except StoreUnavailable as exc:
-            self._report(exc)
-            self._dirty.add(session_id)
-            if self._retry_task is None or self._retry_task.done():
-                self._retry_task = self.engine.spawn(self._retry_later(), "titles-retry")
-            return
-        except Exception as exc:  # a bug must not lose the in-memory title
-            log.exception("persisting the title of %s failed", session_id)
-            self._report(exc)
-            self._dirty.add(session_id)
-            return
-        if self._in_flight[session_id] == 0 and stored is not None and stored != self._cache.get(session_id):
-            # Another sidecar changed this session meanwhile: the merged record wins.
-            self._cache[session_id] = stored
-            self._emit(stored)
-
-    async def _retry_later(self) -> None:
-        while self._dirty:
-            await asyncio.sleep(self.RETRY_SECONDS)
-            self._persist_dirty()
-
-    def _persist_dirty(self) -> None:
-        dirty, self._dirty = self._dirty, set()
-        for session_id in dirty:
-            record = self._cache.get(session_id)
-            if record is not None:
-                self._persist(session_id, _replace_with(record))
 
     def record(self, session_id: str) -> TitleRecord | None:
         return self._cache.get(session_id)
 
     def title_of(self, session_id: str) -> str | None:
-        rec = self._cache.get(session_id)
+        """The title the editor is shown: saved (see `TitleWrites`)."""
+        rec = self.writes.shown.get(session_id)
         return rec.title if rec else None
 
     async def cwd_of(self, session_id: str) -> str | None:
@@ -221,8 +192,8 @@ class Titling:
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
             return
-        self.engine.listener.on_session_info(rec.to_session_info())
-        self.engine.emit_status()
+        self._events.on_session_info(rec.to_session_info())
+        self._emit_status()
 
     # ------------------------------------------------------------------ session life
     async def session_created(self, session: Session) -> None:
@@ -231,13 +202,15 @@ class Titling:
             stored = await self._stored(sid)
             if stored is not None:
                 self._cache[sid] = stored
+                self.writes.saved(stored)
 
         def ensure(rec: TitleRecord | None) -> TitleRecord:
             if rec is None:
                 return new_record(self.key, sid, now, cwd)
             return rec if rec.cwd == cwd and not rec.missing else replace(rec, cwd=cwd, missing=False)
 
-        self._emit(self._update(sid, ensure))
+        if self._update(sid, ensure) is not None:
+            self.writes.show_when_saved(sid)
 
     async def session_attached(self, session: Session) -> None:
         await self.session_created(session)
@@ -247,14 +220,14 @@ class Titling:
         if title:
             sid, cwd, now = session.session_id, session.cwd, time.time()
             max_len = self.options.titles_max_length
-            self._emit(
-                self._update(
-                    sid,
-                    lambda r: apply_fallback(
-                        r, title, agent=self.key, session_id=sid, now=now, cwd=cwd, max_length=max_len
-                    ),
-                )
+            changed = self._update(
+                sid,
+                lambda r: apply_fallback(
+                    r, title, agent=self.key, session_id=sid, now=now, cwd=cwd, max_length=max_len
+                ),
             )
+            if changed is not None:
+                self.writes.show_when_saved(sid)
 
     def on_info_update(self, session: Session, update: JsonObj) -> None:
         fields = session_info_fields(update)
@@ -264,9 +237,7 @@ class Titling:
             except MetaError as exc:
                 # Refused, not stored: the rest of the update still applies.
                 del fields["meta"]
-                self.engine.listener.on_log(
-                    "warning", f"refused _meta of session {session.session_id}: {exc}"
-                )
+                self._events.on_log("warning", f"refused _meta of session {session.session_id}: {exc}")
         if not fields:
             return
         now = time.time()
@@ -278,7 +249,7 @@ class Titling:
             ),
         )
         if not self._after_agent_title(session, fields.get("title", UNSET)) and rec is not None:
-            self._emit(rec)
+            self.writes.show_when_saved(session.session_id)
 
     def _after_agent_title(self, session: Session, title: Any) -> bool:
         """Settle a pending rename with the agent's title; True when it did (and told the editor)."""
@@ -308,12 +279,12 @@ class Titling:
         previous = self.record(session.session_id)
         self.tracker.start(session.session_id, requested, previous, turn.turn_id)
         sid, now = session.session_id, time.time()
-        rec = self._update(sid, lambda r: set_pending(r, requested, agent=self.key, session_id=sid, now=now))
-        self._emit(rec or self.record(session.session_id))
+        self._update(sid, lambda r: set_pending(r, requested, agent=self.key, session_id=sid, now=now))
+        self.writes.show_when_saved(sid, force=True)
         old = self._timers.pop(session.session_id, None)
         if old is not None:
             old.cancel()
-        self._timers[session.session_id] = self.engine.spawn(
+        self._timers[session.session_id] = self._spawn(
             self._timeout(session, turn.turn_id), f"rename-timeout-{session.session_id}"
         )
 
@@ -333,25 +304,20 @@ class Titling:
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
         now = time.time()
-        rec = self._update(
-            session.session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now)
-        )
-        rec = rec or self.record(session.session_id)
-        if rec is not None:
-            self.engine.listener.on_session_info(rec.to_session_info())
-            self.engine.emit_status()
+        self._update(session.session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now))
+        self.writes.show_when_saved(session.session_id, force=True)
         if outcome.state is RenameState.UNCONFIRMED:
             what = (
                 "kept it as a local title"
                 if self.options.rename_fallback == "keep_local"
                 else "restored the previous title"
             )
-            self.engine.listener.on_log(
+            self._events.on_log(
                 "warning", f"the agent did not confirm the rename of {session.session_id}; {what}"
             )
 
     # ------------------------------------------------------------------ list and reconcile
-    async def reconcile(self, client: AcpClient, cwd: str | None) -> None:
+    async def reconcile(self, client: AgentConnection, cwd: str | None) -> None:
         sessions, complete = await client.list_sessions(cwd)
         listed = [entry for entry in map(ListedSession.from_acp, sessions) if entry is not None]
         store = self.store
@@ -369,19 +335,22 @@ class Titling:
         for rec in changed:
             sid = rec.session_id
             if sid in self._cache:
-                if self._in_flight.get(sid) or self._changed_at.get(sid, 0) > before:
+                if self.writes.busy(sid) or self._changed_at.get(sid, 0) > before:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
-            self.engine.listener.on_session_info(rec.to_session_info())
+            self.writes.saved(rec)
+            self._events.on_session_info(rec.to_session_info())
         if changed:
-            self.engine.emit_status()
+            self._emit_status()
 
-    async def reconcile_all(self) -> None:
-        client = self.engine.client
-        if client is None:
-            return
-        with contextlib.suppress(Exception):
+    async def reconcile_all(self, client: AgentConnection) -> None:
+        """The start-up reconcile: a failure leaves the cached titles as they are, and is said once."""
+        try:
             await self.reconcile(client, None)
+        except Exception as exc:
+            why = exc.described() if isinstance(exc, AcpError) else repr(exc)
+            # Logged once (this logger also reaches the editor's log); the cached titles stand.
+            log.warning("session/list at start failed, cached titles kept: %s", why)
 
     async def entries(self, cwd: str | None, all_cwds: Sequence[str], active_id: str | None) -> list[JsonObj]:
         store, key = self.store, self.key
@@ -392,9 +361,9 @@ class Titling:
                 records = await self._in_store(lambda: store.list(key, cwd))
         except StoreUnavailable as exc:
             self._report(exc)
-        # What this process knows is the freshest (it may not be stored yet).
+        # What this process has shown is the freshest (also when the store failed).
         by_id = {r.session_id: r for r in records}
-        for rec in self._cache.values():
+        for rec in self.writes.shown.values():
             if cwd is None or rec.cwd == cwd:
                 by_id[rec.session_id] = rec
         records = sorted(by_id.values(), key=lambda r: (-r.sort_key, r.session_id))

@@ -1,8 +1,9 @@
 """A per-session model of the conversation, bounded in memory.
 
 Messages are coalesced from chunks, tool calls merged from tool_call_update,
-and the latest plan, mode, config options and usage kept. Old entries are
-dropped once the text budget is exceeded, so a million-chunk session stays small.
+and the latest mode and config options kept. Old entries are dropped once the
+text budget is exceeded, so a million-chunk session stays small. A replay
+(session/load) rebuilds it from scratch. Only what something reads is kept.
 """
 
 from __future__ import annotations
@@ -103,26 +104,28 @@ class Message:
 
 @dataclass
 class Transcript:
+    # The text budget of `messages` (characters) and how many tool calls are remembered.
     max_chars: int = 2_000_000
     max_tool_calls: int = 1_000
+    # The conversation: user, agent and thought messages, oldest first (what a replay rebuilds).
     messages: deque[Message] = field(default_factory=deque)
+    # Tool calls by id, merged from their updates: their diffs are what acp.edit.apply and
+    # the "apply edit" code actions offer.
     tool_calls: OrderedDict[str, JsonObj] = field(default_factory=OrderedDict)
-    plan: list[JsonObj] = field(default_factory=list)
+    # The mode the agent last switched to itself (current_mode_update): the status shows it.
     mode_id: str | None = None
+    # The config options the agent last sent (config_option_update): the session takes them.
     config_options: list[JsonObj] = field(default_factory=list)
-    usage: JsonObj | None = None
-    commands: list[JsonObj] = field(default_factory=list)
-    unknown: deque[JsonObj] = field(default_factory=lambda: deque(maxlen=50))
+    # Characters now in `messages`, against `max_chars`.
     chars: int = 0
-    dropped_chars: int = 0
 
     def clear(self) -> None:
         self.messages.clear()
         self.tool_calls.clear()
-        self.plan = []
         self.chars = 0
 
     def apply(self, update: JsonObj) -> None:
+        """Take one session/update; kinds nothing here reads (plan, usage, ...) pass by."""
         kind = update.get("sessionUpdate")
         if kind in _MESSAGE_KINDS:
             self._chunk(_MESSAGE_KINDS[kind], update)
@@ -130,9 +133,6 @@ class Transcript:
             self._tool_call(update, replace=True)
         elif kind == "tool_call_update":
             self._tool_call(update, replace=False)
-        elif kind == "plan":
-            entries = update.get("entries")
-            self.plan = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
         elif kind == "current_mode_update":
             mode = update.get("currentModeId")
             if isinstance(mode, str):
@@ -141,14 +141,6 @@ class Transcript:
             options = update.get("configOptions")
             if isinstance(options, list):
                 self.config_options = [o for o in options if isinstance(o, dict)]
-        elif kind == "usage_update":
-            self.usage = update
-        elif kind == "available_commands_update":
-            commands = update.get("availableCommands")
-            if isinstance(commands, list):
-                self.commands = [c for c in commands if isinstance(c, dict)]
-        elif kind != "session_info_update":
-            self.unknown.append(update)
 
     def _chunk(self, role: str, update: JsonObj) -> None:
         content = update.get("content")
@@ -186,14 +178,12 @@ class Transcript:
         while self.chars > self.max_chars and len(self.messages) > 1:
             old = self.messages.popleft()
             self.chars -= old.size
-            self.dropped_chars += old.size
         if self.chars > self.max_chars and self.messages:
             # One giant message: keep its tail.
             last = self.messages[-1]
             cut = self.chars - self.max_chars
             last.cut_head(cut)
             self.chars -= cut
-            self.dropped_chars += cut
 
     def diff_for(self, tool_call_id: str) -> list[JsonObj]:
         call = self.tool_calls.get(tool_call_id)

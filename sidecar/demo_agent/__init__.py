@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"stateDir": str(state_dir), "sessionIds": ids}))
         return 0
 
-    from .agent import Settings, serve
+    from .server import serve
+    from .settings import Settings
 
     settings = Settings.from_env(os.environ)
     if settings.crash_at == "startup":

@@ -24,6 +24,15 @@ Preludes (run first, in this order, then the turn goes on):
     ``"futureField": true``.
 ``#mode``
     The agent switches its own mode to ``code`` (``current_mode_update``).
+``#notice``, ``#notice=SEVERITY``, ``#notice=SEVERITY:TITLE | DESCRIPTION``
+    A ``notice`` update (severity ``info``, ``warning``, ``error`` or an
+    ``_extension``); the value runs to the end of its line. Sent only to a
+    client that declared ``session.notices``; others get the notice as an
+    agent message. An ``error`` notice does not fail the turn.
+``#compact``, ``#compact=fail``
+    A context compaction: ``compaction_update`` in_progress, summary chunks,
+    then completed (or failed); cancelled by ``session/cancel``. Sent only to
+    a client that declared ``session.compaction`` (others: silent).
 
 Turn enders (after the preludes):
 
@@ -70,7 +79,8 @@ rename request
 Without any of these the normal reply runs: a 3-step ``plan`` (re-sent as its
 statuses change), a read tool call through ``fs/read_text_file`` (the first
 existing file under cwd that the prompt names in text, ``resource`` or
-``resource_link`` blocks, else README*, else no read), 15-30 streamed
+``resource_link`` blocks, else README*, else no read; a dot-less word such as
+``Makefile`` names a file when cwd holds a file of exactly that name), 15-30 streamed
 ``agent_message_chunk``s about that file, a ``usage_update``, and, on the
 first prompt of an untitled session, a ``session_info_update`` with a title
 made of the prompt's first words (keywords removed).
@@ -93,7 +103,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_CHUNKS = 10**7
@@ -106,8 +116,11 @@ _INTS = {"chunks", "stderr", "bigframe"}
 _OPTIONAL_INTS = {"slow": 200}
 _KEYWORD = re.compile(
     r"(?<!\S)#(edit|permission|slow|chunks|echo|stderr|garbage|bigframe|unknown|crash|hang"
-    r"|late|error|refuse|mode)(?:=(\S*))?(?!\S)"
+    r"|late|error|refuse|mode|compact)(?:=(\S*))?(?!\S)"
 )
+# A notice's value holds spaces: it runs to the end of its line.
+_NOTICE = re.compile(r"(?<!\S)#notice(?:=([^\n]*)|(?=\s|\Z))")
+_SEVERITY = re.compile(r"\A(?:info|warning|error|_[A-Za-z0-9_.-]+)\Z")
 _REST_KEYWORD = re.compile(r"(?<!\S)#(title|info)(?=\s|$)")
 _SLASH = re.compile(r"\A\s*/(help|edit|permission|title)(?=\s|$)(.*)\Z", re.DOTALL)
 _RENAME = re.compile(
@@ -130,13 +143,23 @@ SLASH_COMMANDS: list[dict[str, Any]] = [
 HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
     "#stderr=BYTES #garbage #bigframe=BYTES #unknown #crash #hang #late #error "
-    "#refuse #title <text> #info <json> #mode. Slash commands: /help /edit "
-    "/permission /title. See sidecar/demo_agent/README.md."
+    "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
+    "#compact[=fail]. Slash commands: /help /edit /permission /title. See "
+    "sidecar/demo_agent/README.md."
 )
 
 
 class ScriptError(ValueError):
     """A keyword with an invalid value."""
+
+
+@dataclass(frozen=True)
+class NoticeSpec:
+    """What one ``#notice`` keyword asks for."""
+
+    severity: str
+    title: str
+    description: str | None = None
 
 
 @dataclass
@@ -161,6 +184,9 @@ class Script:
     title: str | None = None
     info: str | None = None
     rename: str | None = None
+    notices: list[NoticeSpec] = field(default_factory=list)
+    # "completed" or "failed": how a #compact compaction ends.
+    compact: str | None = None
     # The prompt text without any keyword tokens (for titles and the answer).
     text: str = ""
 
@@ -195,6 +221,26 @@ def _apply(script: Script, name: str, value: str | None) -> None:
         if value is not None:
             raise ScriptError("keyword #permission takes no value")
         script.permission = True
+    elif name == "compact":
+        if value not in (None, "fail"):
+            raise ScriptError(f"invalid keyword #compact={value}: expected #compact or #compact=fail")
+        script.compact = "failed" if value == "fail" else "completed"
+
+
+def _notice(value: str | None) -> NoticeSpec:
+    """``#notice[=SEVERITY[:TITLE[ | DESCRIPTION]]]``."""
+    severity, _, rest = (value or "info").partition(":")
+    severity = severity.strip() or "info"
+    if not _SEVERITY.match(severity):
+        raise ScriptError(
+            f"invalid keyword #notice={value}: severity must be info, warning, error or _extension"
+        )
+    title, _, description = rest.partition("|")
+    return NoticeSpec(
+        severity=severity,
+        title=title.strip() or f"Demo {severity} notice",
+        description=description.strip() or None,
+    )
 
 
 def parse(text: str, meta: Any = None) -> Script:
@@ -226,11 +272,19 @@ def parse(text: str, meta: Any = None) -> Script:
             script.title = arg
         else:
             script.info = arg
-    for match in _KEYWORD.finditer(head):
+    script.notices = [_notice(match.group(1)) for match in _NOTICE.finditer(head)]
+    for match in _KEYWORD.finditer(_NOTICE.sub(" ", head)):
         _apply(script, match.group(1), match.group(2))
-    script.text = _KEYWORD.sub(" ", head)
+    script.text = strip_keywords(text)
     script.rename = rename_request(text, meta)
     return script
+
+
+def strip_keywords(text: str) -> str:
+    """The text without anything :func:`parse` reads as a keyword (nor what ``#title``/``#info`` take)."""
+    rest = _REST_KEYWORD.search(text)
+    head = text[: rest.start()] if rest else text
+    return _KEYWORD.sub(" ", _NOTICE.sub(" ", head))
 
 
 def rename_request(text: str, meta: Any) -> str | None:
@@ -244,9 +298,9 @@ def rename_request(text: str, meta: Any) -> str | None:
 
 
 def derive_title(text: str) -> str:
-    """An automatic title: the first few words, control characters removed."""
+    """An automatic title: the first few words that are no keywords, control characters removed."""
     clean = "".join(
-        " " if unicodedata.category(ch).startswith(("C", "Z")) else ch for ch in _KEYWORD.sub(" ", text)
+        " " if unicodedata.category(ch).startswith(("C", "Z")) else ch for ch in strip_keywords(text)
     )
     title = " ".join(clean.split()[:TITLE_WORDS])
     if len(title) > TITLE_CHARS:

@@ -4,8 +4,13 @@ Each file is written atomically (temp file, fsync, ``os.replace``), so a
 killed agent leaves either the old or the new version, never half a file.
 The history holds every ``session/update`` sent for the session, coalesced so
 that a replay is short and shows final states: consecutive text chunks of one
-message become one chunk, ``tool_call_update``s merge into their
-``tool_call``, and a turn's plan is kept once with its last statuses.
+message (or of one compaction summary) become one chunk,
+``tool_call_update``s merge into their ``tool_call``, and a turn's plan is
+kept once with its last statuses.
+
+Everything here is private to the user whatever the umask (the files hold
+whole prompts): directories the store creates are 0700, the sessions
+directory is made 0700 if it already exists, files are written 0600.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import io
 import json
 import os
 import re
+import stat
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +36,15 @@ FORMAT_VERSION = 1
 DEFAULT_CONFIG = {"model": "demo-fast", "verbosity": "normal"}
 DEFAULT_MODE = "ask"
 _SAFE_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
-_CHUNK_KINDS = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"}
+# Chunk kinds that coalesce, and the field naming what they belong to.
+_CHUNK_KINDS = {
+    "user_message_chunk": "messageId",
+    "agent_message_chunk": "messageId",
+    "agent_thought_chunk": "messageId",
+    "compaction_summary_chunk": "compactionId",
+}
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
 
 _last_stamp: dt.datetime | None = None
 
@@ -90,6 +104,7 @@ class History:
     def __init__(self, updates: list[JsonObject] | None = None, limit: int = HISTORY_LIMIT):
         self._items: deque[JsonObject] = deque(updates or [], maxlen=limit)
         self._open_chunk: JsonObject | None = None
+        self._open_key: tuple[str, str] | None = None
         # StringIO: appending a million small chunks must stay linear.
         self._open_text: io.StringIO | None = None
         self._tools: dict[str, JsonObject] = {}
@@ -102,19 +117,16 @@ class History:
 
     def append(self, update: JsonObject) -> None:
         kind = update.get("sessionUpdate")
-        if self._coalescible(update):
-            if (
-                self._open_chunk is not None
-                and self._open_text is not None
-                and self._open_chunk.get("sessionUpdate") == kind
-                and self._open_chunk.get("messageId") == update.get("messageId")
-            ):
+        key = self._chunk_key(update)
+        if key is not None:
+            if self._open_text is not None and self._open_key == key:
                 self._open_text.write(update["content"]["text"])
                 return
             self._flush()
             stored = copy.deepcopy(update)
             self._items.append(stored)
             self._open_chunk = stored
+            self._open_key = key
             self._open_text = io.StringIO()
             self._open_text.write(update["content"]["text"])
             return
@@ -122,9 +134,9 @@ class History:
         if kind == "tool_call_update":
             target = self._tools.get(str(update.get("toolCallId")))
             if target is not None:
-                for key, value in update.items():
-                    if key != "sessionUpdate":
-                        target[key] = copy.deepcopy(value)
+                for field_name, value in update.items():
+                    if field_name != "sessionUpdate":
+                        target[field_name] = copy.deepcopy(value)
                 return
         if kind == "plan" and self._plan is not None:
             self._plan["entries"] = copy.deepcopy(update.get("entries"))
@@ -138,12 +150,7 @@ class History:
 
     def append_text(self, kind: str, message_id: str, text: str) -> None:
         """Append one text chunk without building its update (chunk floods)."""
-        if (
-            self._open_chunk is not None
-            and self._open_text is not None
-            and self._open_chunk.get("sessionUpdate") == kind
-            and self._open_chunk.get("messageId") == message_id
-        ):
+        if self._open_text is not None and self._open_key == (kind, message_id):
             self._open_text.write(text)
             return
         self.append(
@@ -154,23 +161,40 @@ class History:
             }
         )
 
+    def drop_last(self) -> None:
+        """Forget the last update appended (one whose effect could not be saved)."""
+        self._flush()
+        if self._items:
+            dropped = self._items.pop()
+            if dropped is self._plan:
+                self._plan = None
+            self._tools = {k: v for k, v in self._tools.items() if v is not dropped}
+
     @staticmethod
-    def _coalescible(update: JsonObject) -> bool:
+    def _chunk_key(update: JsonObject) -> tuple[str, str] | None:
+        """(kind, id) for a plain text chunk that may join its neighbours, else None."""
+        kind = update.get("sessionUpdate")
+        id_field = _CHUNK_KINDS.get(kind) if isinstance(kind, str) else None
+        if id_field is None:
+            return None
+        owner = update.get(id_field)
         content = update.get("content")
-        return (
-            update.get("sessionUpdate") in _CHUNK_KINDS
-            and isinstance(update.get("messageId"), str)
-            and set(update) <= {"sessionUpdate", "content", "messageId"}
+        if (
+            isinstance(owner, str)
+            and set(update) <= {"sessionUpdate", "content", id_field}
             and isinstance(content, dict)
             and set(content) == {"type", "text"}
             and content.get("type") == "text"
             and isinstance(content.get("text"), str)
-        )
+        ):
+            return (str(kind), owner)
+        return None
 
     def _flush(self) -> None:
         if self._open_chunk is not None and self._open_text is not None:
             self._open_chunk["content"]["text"] = self._open_text.getvalue()
         self._open_chunk = None
+        self._open_key = None
         self._open_text = None
 
     def snapshot(self) -> list[JsonObject]:
@@ -193,6 +217,10 @@ class SessionRecord:
     config: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_CONFIG))
     meta: JsonObject | None = None
     prompt_count: int = 0
+    # Prompt count at the last completed compaction (usage counts from there).
+    compacted_prompts: int = 0
+    # Cumulative cost of the session's turns, in USD.
+    cost: float = 0.0
     history: History = field(default_factory=History)
 
     def to_json(self) -> JsonObject:
@@ -207,6 +235,8 @@ class SessionRecord:
             "config": self.config,
             "meta": self.meta,
             "promptCount": self.prompt_count,
+            "compactedPrompts": self.compacted_prompts,
+            "cost": self.cost,
             "history": self.history.snapshot(),
         }
 
@@ -219,6 +249,7 @@ class SessionRecord:
         title = data.get("title")
         meta = data.get("meta")
         dirs = data.get("additionalDirectories")
+        cost = data.get("cost")
         return cls(
             session_id=str(data["sessionId"]),
             cwd=str(data["cwd"]),
@@ -229,6 +260,8 @@ class SessionRecord:
             config=config,
             meta=meta if isinstance(meta, dict) else None,
             prompt_count=int(data.get("promptCount") or 0),
+            compacted_prompts=int(data.get("compactedPrompts") or 0),
+            cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0,
             history=History([u for u in history if isinstance(u, dict)])
             if isinstance(history, list)
             else History(),
@@ -248,12 +281,40 @@ class SessionRecord:
         return entry
 
 
+def make_private_dirs(path: Path, *, tighten: bool) -> bool:
+    """``mkdir -p`` whose new directories are 0700 whatever the umask. With ``tighten``, ``path``
+    ends 0700 even when it existed (best effort). Directories that existed are otherwise left
+    alone: a state dir given by the user may be shared, like /tmp. True when ``tighten`` had to
+    change the mode of an existing ``path``."""
+    missing: list[Path] = []
+    probe = path
+    while not probe.is_dir():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process made it meanwhile
+            os.mkdir(directory, PRIVATE_DIR)
+        os.chmod(directory, PRIVATE_DIR)
+    if missing or not tighten:
+        return False
+    try:
+        if stat.S_IMODE(path.stat().st_mode) == PRIVATE_DIR:
+            return False
+        os.chmod(path, PRIVATE_DIR)
+    except OSError:
+        return False
+    return True
+
+
 class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.sessions_dir = root / "sessions"
         # Listing parses every file; skip the ones unchanged since last time.
         self._info_cache: dict[str, tuple[tuple[int, int], SessionRecord]] = {}
+        self._dirs_ready = False
 
     def _path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}.json"
@@ -270,12 +331,27 @@ class Store:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
+    def _ensure_dirs(self) -> None:
+        """The state and sessions directories, private: created 0700; the sessions directory is
+        tightened if it exists, and the session files an older version left readable with it."""
+        if self._dirs_ready:
+            return
+        make_private_dirs(self.root, tighten=False)
+        if make_private_dirs(self.sessions_dir, tighten=True):
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(self.sessions_dir):
+                    if entry.is_file(follow_symlinks=False):
+                        os.chmod(entry.path, PRIVATE_FILE)
+        self._dirs_ready = True
+
     def save(self, record: SessionRecord, *, durable: bool = True) -> None:
-        self.sessions_dir.mkdir(parents=True, exist_ok=True)
+        self._ensure_dirs()
         target = self._path(record.session_id)
         tmp = target.with_name(f".{record.session_id}.{os.getpid()}.tmp")
         data = json.dumps(record.to_json(), ensure_ascii=False, separators=(",", ":"))
-        with open(tmp, "w", encoding="utf-8", errors="surrogatepass") as handle:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, PRIVATE_FILE)
+        with open(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            os.fchmod(fd, PRIVATE_FILE)  # the umask may have taken bits away, or the file was older
             handle.write(data)
             handle.flush()
             if durable:
@@ -305,10 +381,10 @@ class Store:
                 continue
             session_id = name[: -len(".json")]
             try:
-                stat = entry.stat()
+                info = entry.stat()
             except OSError:
                 continue
-            key = (stat.st_mtime_ns, stat.st_size)
+            key = (info.st_mtime_ns, info.st_size)
             cached = self._info_cache.get(session_id)
             if cached is not None and cached[0] == key:
                 record: SessionRecord | None = cached[1]

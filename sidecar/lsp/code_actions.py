@@ -10,8 +10,10 @@ from pygls.uris import to_fs_path
 
 if TYPE_CHECKING:
     from ..core.engine import Engine
-    from .server import AcpLanguageServer
+    from .editor_files import EditorFiles
+    from .ports import CodeActionPort
 
+JsonObj = dict[str, Any]
 MAX_DIAGNOSTIC_TITLE = 80
 
 
@@ -22,8 +24,8 @@ def _range_json(rng: types.Range) -> dict[str, Any]:
     }
 
 
-def code_actions(
-    ls: AcpLanguageServer, engine: Engine, params: types.CodeActionParams
+async def code_actions(
+    ls: CodeActionPort, files: EditorFiles, engine: Engine, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
     uri = params.text_document.uri
     rng = params.range
@@ -60,28 +62,35 @@ def code_actions(
                 ),
             )
         )
-    actions.extend(_edit_actions(ls, engine, uri))
+    actions.extend(await _edit_actions(ls, files, engine, uri))
     actions.extend(_permission_actions(ls, engine))
     return actions
 
 
-def _edit_actions(ls: AcpLanguageServer, engine: Engine, uri: str) -> list[types.CodeAction]:
-    from .features import diff_edit
-
+def _edits_touching(engine: Engine, uri: str) -> list[tuple[str, str, JsonObj, list[JsonObj]]]:
+    """Pending tool-call diffs that touch `uri`'s file: (sessionId, toolCallId, call, diffs)."""
     path = to_fs_path(uri)
     if not path:
         return []
     real = os.path.realpath(path)
-    actions: list[types.CodeAction] = []
+    found = []
     for session, call_id, call in engine.pending_edits():
         diffs = session.transcript.diff_for(call_id)
-        if not any(os.path.realpath(str(d.get("path"))) == real for d in diffs):
-            continue
+        if any(os.path.realpath(str(d.get("path"))) == real for d in diffs):
+            found.append((session.session_id, call_id, call, diffs))
+    return found
+
+
+async def _edit_actions(
+    ls: CodeActionPort, files: EditorFiles, engine: Engine, uri: str
+) -> list[types.CodeAction]:
+    actions: list[types.CodeAction] = []
+    for session_id, call_id, call, diffs in _edits_touching(engine, uri):
         title = ls.clean(str(call.get("title") or call_id), 80)
         preview = None
-        caps = ls.client_caps()
+        caps = ls.caps
         if caps.code_action_literals and len(diffs) == 1:
-            preview = diff_edit(ls, diffs[0])
+            preview = await files.diff_edit(diffs[0])
         actions.append(
             types.CodeAction(
                 title=f"Apply agent edit: {title}",
@@ -90,14 +99,14 @@ def _edit_actions(ls: AcpLanguageServer, engine: Engine, uri: str) -> list[types
                 command=types.Command(
                     title=f"Apply agent edit: {title}",
                     command="acp.edit.apply",
-                    arguments=[{"sessionId": session.session_id, "toolCallId": call_id}],
+                    arguments=[{"sessionId": session_id, "toolCallId": call_id}],
                 ),
             )
         )
     return actions
 
 
-def _permission_actions(ls: AcpLanguageServer, engine: Engine) -> list[types.CodeAction]:
+def _permission_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
     for request in engine.pending_permissions():
         what = ls.clean(request.title, 60)

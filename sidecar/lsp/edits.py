@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lsprotocol import types
 from pygls.workspace import Workspace
-
-WHOLE_FILE = "replace"
 
 
 def end_position(text: str, workspace: Workspace) -> types.Position:
@@ -67,7 +63,3 @@ def whole_file_edit(
             ]
         )
     return types.WorkspaceEdit(changes={uri: [edit]})
-
-
-def path_uri(path: Path) -> str:
-    return path.as_uri()

@@ -1,150 +1,112 @@
-"""initializationOptions: validated key by key; a bad key is reported and defaulted."""
+"""initializationOptions (docs/protocol.md): parsed by cattrs; each bad key is named and defaulted."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, NewType
 
-PERMISSION_POLICIES = ("ask", "allow_reads", "reject")
-RENAME_FALLBACKS = ("keep_local", "revert")
+import attrs
+
+from .validation import CommandLine, InvalidValue, StringMap, make_converter, structure_with_defaults
+
+PermissionPolicy = Literal["ask", "allow_reads", "reject"]
+RenameFallback = Literal["keep_local", "revert"]
+TimeoutMs = NewType("TimeoutMs", int)
+TitleLength = NewType("TitleLength", int)
+TranscriptBytes = NewType("TranscriptBytes", int)
+
+ROOT = "initializationOptions"
 
 
-@dataclass
+def _expect(text: str) -> dict[str, str]:
+    return {"expected": text}
+
+
+@attrs.frozen
+class AgentOptions:
+    command: CommandLine | None = attrs.field(
+        default=None, metadata=_expect("a non-empty list of strings, or a command line string")
+    )
+    env: StringMap = attrs.field(
+        factory=lambda: StringMap({}), metadata=_expect("an object of string values")
+    )
+
+
+@attrs.frozen
+class RenameOptions:
+    timeout_ms: TimeoutMs = attrs.field(
+        default=TimeoutMs(120_000), alias="timeoutMs", metadata=_expect("an integer from 1 to 86400000 (ms)")
+    )
+    fallback: RenameFallback = attrs.field(default="keep_local", metadata=_expect("keep_local | revert"))
+
+
+@attrs.frozen
+class TitleOptions:
+    max_length: TitleLength = attrs.field(
+        default=TitleLength(500), alias="maxLength", metadata=_expect("an integer from 8 to 10000")
+    )
+
+
+@attrs.frozen
+class NotifyOptions:
+    title_as_show_message: bool = attrs.field(
+        default=False, alias="titleAsShowMessage", metadata=_expect("true or false")
+    )
+    status_diagnostic: bool = attrs.field(
+        default=False, alias="statusDiagnostic", metadata=_expect("true or false")
+    )
+    permission_dialog: bool = attrs.field(
+        default=True, alias="permissionDialog", metadata=_expect("true or false")
+    )
+
+
+@attrs.frozen
+class TranscriptOptions:
+    # Read and checked here; the transcript documents that use them are issue 12's.
+    show_on_prompt: bool = attrs.field(default=True, alias="showOnPrompt", metadata=_expect("true or false"))
+    max_bytes: TranscriptBytes = attrs.field(
+        default=TranscriptBytes(4 << 20),
+        alias="maxBytes",
+        metadata=_expect("an integer from 65536 to 268435456"),
+    )
+
+
+@attrs.frozen
 class Options:
-    agent_command: list[str] | None = None
-    agent_env: dict[str, str] = field(default_factory=dict)
-    permissions: str = "ask"
-    rename_timeout_ms: int = 120_000
-    rename_fallback: str = "keep_local"
-    titles_max_length: int = 500
-    title_as_show_message: bool = False
-    status_diagnostic: bool = False
+    agent: AgentOptions = attrs.field(factory=AgentOptions, metadata=_expect("an object"))
+    permissions: PermissionPolicy = attrs.field(default="ask", metadata=_expect("ask | allow_reads | reject"))
+    rename: RenameOptions = attrs.field(factory=RenameOptions, metadata=_expect("an object"))
+    titles: TitleOptions = attrs.field(factory=TitleOptions, metadata=_expect("an object"))
+    notify: NotifyOptions = attrs.field(factory=NotifyOptions, metadata=_expect("an object"))
+    transcript: TranscriptOptions = attrs.field(factory=TranscriptOptions, metadata=_expect("an object"))
 
 
-def _int_in(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+def _int_in(low: int, high: int) -> Any:
+    def structure(value: Any, _type: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError("not an integer")
+        if not low <= value <= high:
+            raise InvalidValue(f"out of range {low}..{high}")
+        return value
+
+    return structure
 
 
-def parse_options(raw: Any) -> tuple[Options, list[str]]:
-    """Options plus one human message per problem; defaults stand for bad keys."""
-    opts = Options()
-    problems: list[str] = []
+_converter = make_converter(forbid_extra_keys=True)
+_converter.register_structure_hook(TimeoutMs, _int_in(1, 86_400_000))
+_converter.register_structure_hook(TitleLength, _int_in(8, 10_000))
+_converter.register_structure_hook(TranscriptBytes, _int_in(65_536, 268_435_456))
+
+
+def parse_options(raw: Any) -> tuple[Options, str | None]:
+    """The options, and one message naming every bad key (None when all is well)."""
     if raw is None:
-        return opts, problems
+        return Options(), None
     if not isinstance(raw, dict):
-        return opts, [f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"]
-
-    def bad(key: str, expected: str, value: Any) -> None:
-        problems.append(
-            f"initializationOptions.{key}: expected {expected}, got {value!r:.80}; using the default"
-        )
-
-    for key, value in raw.items():
-        if key == "agent":
-            _parse_agent(value, opts, bad, problems)
-        elif key == "permissions":
-            if value in PERMISSION_POLICIES:
-                opts.permissions = value
-            else:
-                bad("permissions", " | ".join(PERMISSION_POLICIES), value)
-        elif key == "rename":
-            _parse_section(
-                "rename",
-                value,
-                {
-                    "timeoutMs": (
-                        lambda v: _int_in(v, 1, 86_400_000),
-                        "a positive integer (ms)",
-                        "rename_timeout_ms",
-                    ),
-                    "fallback": (
-                        lambda v: v in RENAME_FALLBACKS,
-                        " | ".join(RENAME_FALLBACKS),
-                        "rename_fallback",
-                    ),
-                },
-                opts,
-                bad,
-                problems,
-            )
-        elif key == "titles":
-            _parse_section(
-                "titles",
-                value,
-                {
-                    "maxLength": (
-                        lambda v: _int_in(v, 8, 10_000),
-                        "an integer from 8 to 10000",
-                        "titles_max_length",
-                    )
-                },
-                opts,
-                bad,
-                problems,
-            )
-        elif key == "notify":
-            _parse_section(
-                "notify",
-                value,
-                {
-                    "titleAsShowMessage": (
-                        lambda v: isinstance(v, bool),
-                        "true or false",
-                        "title_as_show_message",
-                    ),
-                    "statusDiagnostic": (lambda v: isinstance(v, bool), "true or false", "status_diagnostic"),
-                },
-                opts,
-                bad,
-                problems,
-            )
-        else:
-            problems.append(f"initializationOptions: unknown key {key!r:.80} ignored")
-    return opts, problems
-
-
-def _parse_section(
-    name: str,
-    value: Any,
-    spec: dict[str, tuple[Any, str, str]],
-    opts: Options,
-    bad: Any,
-    problems: list[str],
-) -> None:
-    if not isinstance(value, dict):
-        bad(name, "an object", value)
-        return
-    for key, item in value.items():
-        if key not in spec:
-            problems.append(f"initializationOptions.{name}: unknown key {key!r:.80} ignored")
-            continue
-        check, expected, attr = spec[key]
-        if check(item):
-            setattr(opts, attr, item)
-        else:
-            bad(f"{name}.{key}", expected, item)
-
-
-def _parse_agent(value: Any, opts: Options, bad: Any, problems: list[str]) -> None:
-    if not isinstance(value, dict):
-        bad("agent", "an object", value)
-        return
-    for key, item in value.items():
-        if key == "command":
-            if isinstance(item, str) and item.strip():
-                import shlex
-
-                opts.agent_command = shlex.split(item)
-            elif isinstance(item, list) and item and all(isinstance(p, str) and p for p in item):
-                opts.agent_command = list(item)
-            else:
-                bad("agent.command", "a non-empty list of strings", item)
-        elif key == "env":
-            if isinstance(item, dict) and all(
-                isinstance(k, str) and isinstance(v, str) for k, v in item.items()
-            ):
-                opts.agent_env = dict(item)
-            else:
-                bad("agent.env", "an object of string values", item)
-        else:
-            problems.append(f"initializationOptions.agent: unknown key {key!r:.80} ignored")
+        got = type(raw).__name__
+        return Options(), f"{ROOT} must be an object, got {got}; using the defaults"
+    options, problems = structure_with_defaults(_converter, raw, Options)
+    if not problems:
+        return options, None
+    count = len(problems)
+    listed = "; ".join(p.describe() for p in problems)
+    return options, f"{ROOT}: {count} bad key{'s' if count > 1 else ''}, the default used for each: {listed}"

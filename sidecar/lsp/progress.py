@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .server import AcpLanguageServer
+    from .ports import ProgressPort
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def describe(update: JsonObj) -> str | None:
 
 
 class TurnProgress:
-    def __init__(self, server: AcpLanguageServer, turn_id: str, title: str) -> None:
+    def __init__(self, server: ProgressPort, turn_id: str, title: str) -> None:
         self.server = server
         self.turn_id = turn_id
         self.title = title

@@ -1,4 +1,9 @@
-"""The pygls language server: lifecycle, capabilities, and wiring to the engine."""
+"""The language server: its state, the ports its helpers use, and the engine's lifecycle.
+
+The engine stack (engine, ACP client, titles with SQLite) is imported when
+`initialized` starts it, not at start-up: the editor's `initialize` is
+answered as fast as a bare pygls server answers it.
+"""
 
 from __future__ import annotations
 
@@ -6,135 +11,172 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..core.engine import Engine, EngineOptions
-from ..core.errors import SidecarError
-from ..titles import sanitize_text
-from .bridge import Bridge
-from .options import Options
+from ..tasks import OwnedTasks
+from .editor_files import EditorFiles
+from .notifier import Notifier
+from .permissions import PermissionPrompts
+from .ports import ClientCaps
+from .protocol import AcpProtocol
 from .status_diagnostic import StatusDiagnostic
+
+if TYPE_CHECKING:
+    from ..core.engine import Engine
+    from .options import Options
 
 log = logging.getLogger(__name__)
 
-
-@dataclass
-class ClientCaps:
-    apply_edit: bool = False
-    document_changes: bool = False
-    create_files: bool = False
-    progress: bool = False
-    message_request: bool = False
-    code_action_literals: bool = False
+ENGINE_START_WAIT = 60.0  # seconds a command waits for the agent's first start
+ENGINE_STOP_WAIT = 8.0
 
 
-@dataclass
-class LaunchConfig:
+class LaunchConfig(NamedTuple):
+    """What the command line and the environment decided."""
+
     agent_command: list[str] | None
     state_dir: Path
     env_agent: str | None
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
+    client_process_id: int | None = None
+    log_file: str | None = None
 
 
-class _Malformed:
-    """A request whose params pygls could not structure: it still deserves an answer."""
-
-    def __init__(self, msg_id: Any, method: str, reason: str) -> None:
-        self.id = msg_id
-        self.method = method
-        self.reason = reason
+class NotInitialized(Exception):
+    """A command arrived before `initialized` started the engine."""
 
 
-class AcpProtocol(LanguageServerProtocol):
-    """Every request gets exactly one answer, also where pygls would stay silent:
-    requests after `shutdown` (LSP wants InvalidRequest) and requests whose params
-    do not fit the method's type (pygls logs them and answers nothing)."""
-
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "jsonrpc" in data and "id" in data and isinstance(data.get("method"), str):
-                return _Malformed(data["id"], data["method"], exc.message or type(exc).__name__)
-            raise
-
-    def handle_message(self, message: Any) -> None:
-        if isinstance(message, _Malformed):
-            error = JsonRpcInvalidParams(f"{message.method}: invalid params ({message.reason})")
-            self._send_response(message.id, error=error.to_response_error())
-            return
-        method = getattr(message, "method", None)
-        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
-            self._send_response(
-                message.id,
-                error=JsonRpcInvalidRequest(f"{method}: the server is shutting down").to_response_error(),
-            )
-            return
-        super().handle_message(message)
+def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
+    workspace = caps.workspace
+    window = caps.window
+    edit = workspace.workspace_edit if workspace else None
+    resource_ops = edit.resource_operations if edit and edit.resource_operations else []
+    literal = caps.text_document.code_action if caps.text_document else None
+    return ClientCaps(
+        apply_edit=bool(workspace and workspace.apply_edit),
+        document_changes=bool(edit and edit.document_changes),
+        create_files=types.ResourceOperationKind.Create in resource_ops,
+        progress=bool(window and window.work_done_progress),
+        message_request=bool(window and window.show_message is not None),
+        code_action_literals=bool(literal and literal.code_action_literal_support),
+    )
 
 
 class AcpLanguageServer(LanguageServer):
     def __init__(self, launch: LaunchConfig) -> None:
         super().__init__("acp-sidecar", __version__, protocol_cls=AcpProtocol)
         self.launch = launch
-        self.options = Options()
-        self.option_problems: list[str] = []
+        self._options: Options | None = None  # parsed at `initialized`, after the editor has its answer
+        self.initialization_options: Any = None
+        self.caps = ClientCaps()
         self.engine: Engine | None = None
-        self.bridge = Bridge(self)
-        self.status_diagnostic = StatusDiagnostic(self)
         self.stopping = False
         # Helix drops command results and shows errors only in its log: echo them as messages.
         self.echo_results = False
-        self._caps = ClientCaps()
+        self.client_name = ""  # clientInfo.name, lower case
+        # Set while serving: watch a process of the editor and stop when it exits.
+        self.watch_client_process: Callable[[int, str], None] | None = None
+        self.tasks = OwnedTasks("lsp")
+        self.files = EditorFiles(self)
+        self.status_diagnostic = StatusDiagnostic(self)
+        self.permission_prompts = PermissionPrompts(self, self.tasks)
+        self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.permission_prompts)
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
+        self._stop_lock = asyncio.Lock()
 
-    # ------------------------------------------------------------------ capabilities
-    def read_client_caps(self, caps: types.ClientCapabilities) -> None:
-        workspace = caps.workspace
-        window = caps.window
-        edit = workspace.workspace_edit if workspace else None
-        resource_ops = edit.resource_operations if edit and edit.resource_operations else []
-        literal = caps.text_document.code_action if caps.text_document else None
-        self._caps = ClientCaps(
-            apply_edit=bool(workspace and workspace.apply_edit),
-            document_changes=bool(edit and edit.document_changes),
-            create_files=types.ResourceOperationKind.Create in resource_ops,
-            progress=bool(window and window.work_done_progress),
-            message_request=bool(window and window.show_message is not None),
-            code_action_literals=bool(literal and literal.code_action_literal_support),
-        )
+    # ================================================================== options
+    @property
+    def options(self) -> Options:
+        if self._options is None:
+            from .options import Options
 
-    def client_caps(self) -> ClientCaps:
-        return self._caps
+            self._options = Options()
+        return self._options
 
-    def supports_progress(self) -> bool:
-        return self._caps.progress
+    def read_options(self, raw: Any) -> str | None:
+        """Parse initializationOptions; the message naming every bad key, or None."""
+        from .options import parse_options
 
-    def supports_message_request(self) -> bool:
-        return self._caps.message_request
+        self._options, problem = parse_options(raw)
+        return problem
+
+    # ================================================================== ports
+    def notify(self, method: str, params: Any) -> None:
+        if self.stopping:
+            return
+        try:
+            # Our params are plain JSON dicts: give pygls the message as one, so
+            # it skips building an attrs message and unstructuring it with
+            # cattrs (3-4x the cost of the encoding itself). Same writer, same
+            # framing and the same bytes as `protocol.notify`, written in order
+            # with pygls' own messages.
+            self.protocol._send_data({"method": method, "jsonrpc": "2.0", "params": params})
+        except (BrokenPipeError, ValueError, OSError):
+            # The editor is gone; shutdown follows from stdin EOF.
+            self.stopping = True
+
+    def show_message(self, kind: types.MessageType, message: str) -> None:
+        if not self.stopping:
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def log_message(self, kind: types.MessageType, message: str) -> None:
+        if not self.stopping:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def publish_diagnostics(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        if not self.stopping:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            )
+
+    def show_message_request(
+        self, params: types.ShowMessageRequestParams
+    ) -> Awaitable[types.MessageActionItem | None]:
+        result: Awaitable[types.MessageActionItem | None] = self.window_show_message_request_async(params)
+        return result
+
+    def apply_workspace_edit(
+        self, params: types.ApplyWorkspaceEditParams
+    ) -> Awaitable[types.ApplyWorkspaceEditResult | None]:
+        result: Awaitable[types.ApplyWorkspaceEditResult | None] = self.workspace_apply_edit_async(params)
+        return result
 
     def clean(self, text: str, max_length: int) -> str:
+        from ..titles.sanitize import sanitize_text  # with the titles package: not at start-up
+
         return sanitize_text(text, max_length)
 
-    # ------------------------------------------------------------------ engine
+    def session_title(self, session_id: str) -> str:
+        title = self.engine.titles.title_of(session_id) if self.engine is not None else None
+        return title or "ACP agent"
+
+    @property
+    def request_timeout(self) -> float:
+        return self.launch.request_timeout
+
+    def answer_permission(self, request_id: str, option_id: str) -> None:
+        self.engine_or_raise().respond_permission(request_id, option_id)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would show "Error in server: <exception>" to the user; the log says it with its cause.
+        log.error("%s: %r", getattr(source, "__name__", source), error)
+
+    # ================================================================== engine
     def agent_command(self) -> list[str]:
         if self.launch.agent_command:
             return self.launch.agent_command
-        if self.options.agent_command:
-            return self.options.agent_command
+        if self.options.agent.command:
+            return list(self.options.agent.command)
         if self.launch.env_agent:
             import shlex
 
@@ -142,60 +184,89 @@ class AcpLanguageServer(LanguageServer):
         return [sys.executable, "-m", "sidecar.demo_agent"]
 
     def start_engine(self) -> None:
+        from ..core.engine import Engine, EngineOptions
+
         opts = self.options
         engine_options = EngineOptions(
             agent_command=self.agent_command(),
-            agent_env=opts.agent_env,
+            agent_env=dict(opts.agent.env),
             state_dir=self.launch.state_dir,
             permissions=opts.permissions,
-            rename_timeout_ms=opts.rename_timeout_ms,
-            rename_fallback=opts.rename_fallback,
-            titles_max_length=opts.titles_max_length,
+            rename_timeout_ms=opts.rename.timeout_ms,
+            rename_fallback=opts.rename.fallback,
+            titles_max_length=opts.titles.max_length,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
+            agent_cwd=next(iter(self.folder_paths()), None),
+            log_hint=self.log_hint(),
         )
-        self.engine = Engine(engine_options, self.bridge, self.bridge)
+        self.engine = Engine(engine_options, self.notifier, self.files)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
 
     async def _run_engine(self, engine: Engine) -> None:
         try:
             await engine.start()
+        except Exception as exc:  # a bug, not an agent problem (those are reported by the engine)
+            log.exception("starting the engine failed")
+            self.notifier.on_error(f"acp-sidecar could not start its engine: {exc!r}")
         finally:
             self._engine_ready.set()
 
+    def log_hint(self) -> str:
+        """Where this user finds the agent's stderr (window/logMessage) and our log file."""
+        where = {
+            "neovim": "Neovim's LSP log (:LspLog)",
+            "helix": "Helix's log (:log-open)",
+            "visual studio code": "the Output panel (ACP Sidecar)",
+            "code - oss": "the Output panel (ACP Sidecar)",
+            "code-server": "the Output panel (ACP Sidecar)",
+        }.get(self.client_name, "the editor's LSP log (window/logMessage)")
+        if self.launch.log_file:
+            where += f" and {self.launch.log_file}"
+        return where
+
     def engine_or_raise(self) -> Engine:
         if self.engine is None:
-            raise SidecarError(-32002, "the sidecar is not initialized yet")
+            raise NotInitialized("the sidecar is not initialized yet")
         return self.engine
 
     async def ready_engine(self) -> Engine:
         """The engine, once its first agent start has finished (successfully or not)."""
         engine = self.engine_or_raise()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._engine_ready.wait(), 60)
+        try:
+            await asyncio.wait_for(self._engine_ready.wait(), ENGINE_START_WAIT)
+        except TimeoutError:
+            log.warning(
+                "the agent's first start takes over %g s; going on without waiting", ENGINE_START_WAIT
+            )
         return engine
 
-    def engine_title(self, session_id: str) -> str:
-        engine = self.engine
-        title = engine.titles.title_of(session_id) if engine else None
-        return title or "ACP agent"
+    def kill_agent_now(self) -> None:
+        if self.engine is not None:
+            self.engine.kill_agent_now()
 
     async def stop(self) -> None:
-        """Stop everything we own; safe to call more than once."""
-        if self.stopping:
-            return
-        self.bridge.coalescer.flush()
-        if self.engine is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.engine.shutdown(), 8)
-        self.stopping = True
-        await self.bridge.aclose()
-        if self._engine_task is not None:
-            self._engine_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._engine_task
+        """Stop everything we own; safe to call more than once, and concurrently."""
+        async with self._stop_lock:
+            if self.stopping and self._engine_task is None:
+                return
+            self.notifier.coalescer.flush()
+            if self.engine is not None:
+                try:
+                    await asyncio.wait_for(self.engine.shutdown(), ENGINE_STOP_WAIT)
+                except Exception as exc:
+                    log.warning("stopping the engine: %r; killing the agent", exc)
+                    self.kill_agent_now()
+            self.stopping = True
+            self.notifier.close()
+            await self.tasks.aclose()
+            task, self._engine_task = self._engine_task, None
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
 
-    # ------------------------------------------------------------------ workspace
+    # ================================================================== workspace
     def folder_paths(self) -> list[str]:
         try:
             folders = self.workspace.folders
@@ -224,40 +295,3 @@ class AcpLanguageServer(LanguageServer):
                 if best:
                     return best
         return folders[0] if folders else None
-
-
-def build_server(launch: LaunchConfig) -> AcpLanguageServer:
-    from . import features
-
-    server = AcpLanguageServer(launch)
-    features.register(server)
-    return server
-
-
-async def serve_stdio(server: AcpLanguageServer) -> int:
-    """Run the server on stdin/stdout in our own loop: one owner for every task."""
-    from pygls.io_ import StdoutWriter, run_async
-
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=2**26)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
-    main = asyncio.current_task()
-    stop_event = __import__("threading").Event()
-
-    def on_signal() -> None:
-        if server.engine is not None:
-            server.engine.kill_agent_now()
-        if main is not None:
-            main.cancel()
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, on_signal)
-    try:
-        await run_async(stop_event, reader, server.protocol, log, server.report_server_error)  # type: ignore[arg-type]
-        return 0 if server.protocol._shutdown else 1  # editor went away (stdin EOF)
-    except asyncio.CancelledError:
-        return 143
-    finally:
-        await server.stop()

@@ -12,20 +12,20 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .server import AcpLanguageServer
+    from .ports import DiagnosticsPort
 
 SOURCE = "acp"
 
 
 class StatusDiagnostic:
-    def __init__(self, server: AcpLanguageServer) -> None:
+    def __init__(self, server: DiagnosticsPort) -> None:
         self.server = server
         self.uri: str | None = None
         self.text: str | None = None
 
     @property
     def enabled(self) -> bool:
-        return self.server.options.status_diagnostic
+        return self.server.options.notify.status_diagnostic
 
     def focus(self, uri: str) -> None:
         """The user is in `uri` now: the diagnostic follows."""
@@ -64,6 +64,4 @@ class StatusDiagnostic:
     def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
         if self.server.stopping:
             return
-        self.server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-        )
+        self.server.publish_diagnostics(uri, diagnostics)

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..state_dir import create_private_file, ensure_private_dir, open_private, tighten
 from .model import ListedSession, RenameState, TitleRecord, TitleSource
 from .rules import apply_listed, mark_missing
 from .sanitize import DEFAULT_MAX_LENGTH
@@ -117,7 +118,7 @@ def _code(exc: sqlite3.Error) -> int:
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
-    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in str(exc)
+    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
 def _is_corrupt(exc: sqlite3.Error) -> bool:
@@ -214,12 +215,15 @@ def _recovery_lock(path: Path) -> Iterator[None]:
     if sys.platform == "win32":
         yield
         return
-    with open(f"{path}.lock", "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    fd = open_private(Path(f"{path}.lock"))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 class TitleStore:
@@ -265,7 +269,9 @@ class TitleStore:
             self._migrate(conn)
             return conn
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Private from the first byte: the state dir 0700, the database (and so
+            # its -wal and -shm, which SQLite creates with the database's mode) 0600.
+            ensure_private_dir(self.path.parent)
         except OSError as exc:
             raise StoreUnavailable(
                 f"The title cache directory {self.path.parent} cannot be created: {exc.strerror or exc}."
@@ -307,6 +313,7 @@ class TitleStore:
         for attempt in range(_MAX_ATTEMPTS):
             conn: sqlite3.Connection | None = None
             try:
+                self._create_private()
                 conn = self._connect(str(self.path))
                 rows = conn.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
@@ -339,6 +346,17 @@ class TitleStore:
                 )
             return conn
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _create_private(self) -> None:
+        assert self.path is not None
+        try:
+            create_private_file(self.path)
+            for suffix in ("-wal", "-shm"):  # left too open by an older version
+                tighten(Path(f"{self.path}{suffix}"))
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"The title cache {self.path} cannot be created: {exc.strerror or exc}."
+            ) from exc
 
     def _move_aside(self) -> Path:
         assert self.path is not None

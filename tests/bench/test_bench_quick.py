@@ -12,6 +12,7 @@ from bench.__main__ import BENCHES, final_line, run
 from bench.common import BenchResult
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 async def test_every_benchmark_runs_in_quick_mode_and_loses_nothing() -> None:
     printed: list[str] = []

@@ -1,8 +1,9 @@
 """A small raw ACP client for driving the demo agent as a real subprocess.
 
-It records every frame the agent sends, validates each against the ACP v1
-JSON schema, and answers the agent's ``fs/*`` and permission requests with
-test-provided callbacks. Nothing here waits without a timeout.
+It records every frame the agent sends, validates each against the vendored
+ACP v1 JSON schemas (``tests/schema_check.py``: stable and unstable), and
+answers the agent's ``fs/*`` and permission requests with test-provided
+callbacks. Nothing here waits without a timeout.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from tests import schema_check
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA_PATH = REPO / "tests" / "schema" / "schema.json"
 DEFAULT_TIMEOUT = 10.0
 
 RESPONSE_TYPES = {
@@ -38,6 +38,7 @@ RESPONSE_TYPES = {
     "session/set_mode": "SetSessionModeResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
+    "session/set_title": "SetSessionTitleResponse",  # unstable
     # Removed from v1; the legacy fallback answers {} (checked as an extension).
     "session/set_model": "ExtResponse",
 }
@@ -49,36 +50,6 @@ AGENT_REQUEST_TYPES = {
 
 Json = Any
 Handler = Callable[[dict[str, Any]], Any]
-
-
-class SchemaCheck:
-    """Validators for the ``$defs`` of the ACP schema, built on demand."""
-
-    def __init__(self, path: Path = SCHEMA_PATH) -> None:
-        root = json.loads(path.read_text(encoding="utf-8"))
-        self._root = {"$schema": root["$schema"], "$defs": root["$defs"]}
-        self._validators: dict[str, Draft202012Validator] = {}
-
-    def errors(self, type_name: str, instance: Json) -> list[str]:
-        validator = self._validators.get(type_name)
-        if validator is None:
-            schema = dict(self._root, **{"$ref": f"#/$defs/{type_name}"})
-            validator = Draft202012Validator(schema)
-            self._validators[type_name] = validator
-        return [
-            f"{type_name}: {e.message[:300]} at {list(e.absolute_path)}"
-            for e in validator.iter_errors(instance)
-        ]
-
-
-_SCHEMA: SchemaCheck | None = None
-
-
-def schema() -> SchemaCheck:
-    global _SCHEMA
-    if _SCHEMA is None:
-        _SCHEMA = SchemaCheck()
-    return _SCHEMA
 
 
 class PeerError(Exception):
@@ -158,6 +129,7 @@ class AgentPeer:
         state_dir: Path,
         env: dict[str, str] | None = None,
         args: list[str] | None = None,
+        umask: int = -1,
     ) -> AgentPeer:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -172,6 +144,7 @@ class AgentPeer:
             env=agent_env(env),
             limit=256 * 1024 * 1024,
             start_new_session=True,  # its own process group: nothing leaks
+            umask=umask,  # -1: inherit ours
         )
         return cls(proc)
 
@@ -206,8 +179,13 @@ class AgentPeer:
 
     # -- convenience -----------------------------------------------------------
 
-    async def initialize(self, fs: bool = True, version: int = 1) -> Json:
-        caps = {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": False}
+    async def initialize(
+        self, fs: bool = True, version: int = 1, session: dict[str, Any] | None = None
+    ) -> Json:
+        """``session``: ``clientCapabilities.session`` (e.g. ``{"notices": {}}``), absent if None."""
+        caps: dict[str, Any] = {"fs": {"readTextFile": fs, "writeTextFile": fs}, "terminal": False}
+        if session is not None:
+            caps["session"] = session
         return await self.request(
             "initialize",
             {
@@ -340,21 +318,20 @@ class AgentPeer:
     def _validate(self, msg: Json) -> list[str]:
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return ["not a JSON-RPC 2.0 object"]
-        check = schema()
         if "method" in msg:
             method = msg["method"]
             if "id" in msg:
                 type_name = AGENT_REQUEST_TYPES.get(method)
                 if type_name is None:
                     return [f"unexpected agent request {method}"]
-                return check.errors(type_name, msg.get("params"))
+                return schema_check.errors(type_name, msg.get("params"))
             if method != "session/update":
                 return [f"unexpected notification {method}"]
             params = msg.get("params")
             shape = _chunk_shape(params)
             if shape is not None and shape in self._shape_cache:
                 return []  # same shape as a chunk already validated (floods)
-            errors = check.errors("SessionNotification", params)
+            errors = schema_check.errors("SessionNotification", params)
             if shape is not None and not errors:
                 self._shape_cache.add(shape)
             return errors
@@ -362,14 +339,14 @@ class AgentPeer:
             return ["frame without id or method"]
         method_for = self._sent_methods.get(msg["id"])
         if msg["id"] is None and "error" in msg:  # e.g. a parse error: no id to echo
-            return check.errors("Error", msg["error"])
+            return schema_check.errors("Error", msg["error"])
         if method_for is None:
             return [f"response to an unknown id {msg['id']!r}"]
         if "error" in msg:
-            return check.errors("Error", msg["error"])
+            return schema_check.errors("Error", msg["error"])
         if "result" not in msg:
             return ["response without result or error"]
-        return check.errors(RESPONSE_TYPES[method_for], msg["result"])
+        return schema_check.errors(RESPONSE_TYPES[method_for], msg["result"])
 
     async def _answer(self, msg: dict[str, Any]) -> None:
         handler = {

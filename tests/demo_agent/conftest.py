@@ -36,9 +36,12 @@ async def spawn(state_dir: Path) -> AsyncIterator[Spawn]:
     peers: list[AgentPeer] = []
 
     async def _spawn(
-        env: dict[str, str] | None = None, state: Path | None = None, args: list[str] | None = None
+        env: dict[str, str] | None = None,
+        state: Path | None = None,
+        args: list[str] | None = None,
+        umask: int = -1,
     ) -> AgentPeer:
-        peer = await AgentPeer.start(state or state_dir, env=env, args=args)
+        peer = await AgentPeer.start(state or state_dir, env=env, args=args, umask=umask)
         peers.append(peer)
         return peer
 

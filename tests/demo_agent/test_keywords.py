@@ -222,3 +222,25 @@ async def test_rename_slow_is_cancellable(spawn: Spawn, workspace: Path) -> None
     peer.notify("session/cancel", {"sessionId": sid})
     assert (await peer.response(pending, 1))["result"] == {"stopReason": "cancelled"}
     assert "session_info_update" not in peer.kinds(sid)
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("#chunks=300 #slow=1", "Demo session"),
+        ("#slow=1 #late #echo #chunks=2", "Demo session"),
+        ("#notice=warning:Disk almost full\n#chunks=1", "Demo session"),
+        ("#compact #chunks=1", "Demo session"),
+        ("#chunks=2 Fix #slow=1 the flaky #notice=info:Words of a notice\nbuild", "Fix the flaky build"),
+        ("#compact=fail Why is #edit=README.md it slow?", "Why is it slow?"),
+    ],
+)
+async def test_keywords_are_not_words_of_a_title(
+    spawn: Spawn, workspace: Path, text: str, title: str
+) -> None:
+    peer = await spawn()
+    await peer.initialize(session={"notices": {}, "compaction": {}})
+    sid = await peer.new_session(workspace)
+    await peer.prompt(sid, text)
+    infos = [u for u in peer.session_updates(sid) if u["sessionUpdate"] == "session_info_update"]
+    assert [u["title"] for u in infos] == [title]

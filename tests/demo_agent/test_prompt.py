@@ -305,3 +305,17 @@ async def test_permission_keyword(agent: AgentPeer, workspace: Path, option: str
     assert [r["method"] for r in agent.agent_requests] == ["session/request_permission"]
     text = chunk_text(agent.session_updates(sid))
     assert option in text and word in text
+
+
+@pytest.mark.parametrize("name", ["Makefile", "Dockerfile", "LICENSE"])
+async def test_reads_dotless_file_names(agent: AgentPeer, workspace: Path, name: str) -> None:
+    for other in ("Makefile", "Dockerfile", "LICENSE"):
+        (workspace / other).write_text(f"{other} line one\n{other} line two\n", encoding="utf-8")
+    (workspace / "build").mkdir()  # a directory is no file to read
+    sid = await agent.new_session(workspace)
+    await agent.prompt(sid, f"What does the build do, in {name}?")
+    assert [r["params"]["path"] for r in agent.agent_requests] == [str(workspace / name)]
+    assert f"{name} is at the root of your workspace" in chunk_text(agent.session_updates(sid))
+    # A word that names no file in cwd still falls back to the README.
+    await agent.prompt(sid, "What does make do?")
+    assert agent.agent_requests[-1]["params"]["path"] == str(workspace / "README.md")

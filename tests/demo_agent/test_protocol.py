@@ -25,7 +25,7 @@ async def test_initialize(spawn: Spawn) -> None:
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
     assert caps["mcpCapabilities"] == {"http": False, "sse": False}
-    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
+    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "title": {}}
     assert result["agentInfo"] == {
         "name": "acp-sidecar-demo",
         "title": "acp-sidecar demo agent",
@@ -130,7 +130,7 @@ async def test_modes_and_config(agent: AgentPeer, workspace: Path) -> None:
 
 
 async def test_capability_switches(spawn: Spawn, workspace: Path) -> None:
-    peer = await spawn(env={"ACP_DEMO_CAPS": "no-load,no-list,no-resume,no-close,no-embedded"})
+    peer = await spawn(env={"ACP_DEMO_CAPS": "no-load,no-list,no-resume,no-close,no-set-title,no-embedded"})
     caps = (await peer.initialize())["agentCapabilities"]
     assert caps["loadSession"] is False
     assert caps["sessionCapabilities"] == {}
@@ -141,6 +141,7 @@ async def test_capability_switches(spawn: Spawn, workspace: Path) -> None:
         ("session/resume", {"sessionId": sid, "cwd": str(workspace)}),
         ("session/list", {}),
         ("session/close", {"sessionId": sid}),
+        ("session/set_title", {"sessionId": sid, "title": "New title"}),
     ):
         with pytest.raises(PeerError) as err:
             await peer.request(method, params)

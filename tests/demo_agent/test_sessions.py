@@ -36,7 +36,7 @@ def text_by_message(updates: list[dict[str, Any]]) -> dict[str, str]:
     return texts
 
 
-async def seed(state_dir: Path, cwd: Path, count: int, titled: int = 0) -> list[str]:
+async def seed(state_dir: Path, cwd: Path, count: int, titled: int = 0, umask: int = -1) -> list[str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -52,6 +52,7 @@ async def seed(state_dir: Path, cwd: Path, count: int, titled: int = 0) -> list[
         str(titled),
         stdout=asyncio.subprocess.PIPE,
         env=agent_env(),
+        umask=umask,  # -1: inherit ours
     )
     async with asyncio.timeout(20):
         out, _ = await proc.communicate()

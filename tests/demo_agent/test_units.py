@@ -68,6 +68,8 @@ def test_derive_title() -> None:
     assert derive_title("  #slow What   is\tin the README file today please") == "What is in the README file"
     assert derive_title("a\x1b[2Jb c") == "a [2Jb c"
     assert derive_title("#chunks=5") == ""
+    assert derive_title("#notice=warning:Disk almost full\nWhy #compact so full?") == "Why so full?"
+    assert derive_title("Fix it #title Not this") == "Fix it"
 
 
 def test_history_coalesces_and_merges() -> None:

@@ -8,7 +8,7 @@
   extension activates on demand; the README's install command names the
   .vsix that `npm run package` makes; `npm ci`, compile, the unit tests and
   packaging run (tests/editors/vscode/build.py), and the .vsix is bundled.
-- Neovim: every `acp.*` id in the plugin exists; luacheck passes when installed.
+- Neovim: every `acp.*` id in the plugin exists; luacheck passes (installed by `make setup`).
 
 The command list and option keys are parsed from ../shared/CONTRACT.md when it
 is there (beside the repository), else taken from the copy below, which is
@@ -309,6 +309,8 @@ def test_vscode_readme_install_command_matches_the_package() -> None:
         assert set(installs) == {vsix}, f"{readme}: {installs} but npm run package makes {vsix}"
 
 
+@pytest.mark.editors
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_vscode_extension_builds_and_packages(tmp_path_factory: pytest.TempPathFactory) -> None:
     build = build_vsix(tmp_path_factory.getbasetemp())
@@ -344,8 +346,7 @@ def test_docs_name_only_contract_commands(contract: tuple[dict[str, Any], frozen
 
 def test_lua_passes_luacheck() -> None:
     luacheck = shutil.which("luacheck")
-    if luacheck is None:
-        pytest.skip("luacheck not installed (Debian package lua-check)")
+    assert luacheck is not None, "luacheck not found: run `make setup` (installs Debian package lua-check)"
     res = subprocess.run(
         [luacheck, "--config", str(NVIM / ".luacheckrc"), str(NVIM), str(REPO / "tests" / "nvim")],
         capture_output=True,

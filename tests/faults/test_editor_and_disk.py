@@ -90,6 +90,7 @@ async def test_state_dir_unusable(workspace: Path, tmp_path: Path) -> None:
         if status["state"] == "idle":  # the demo agent also keeps its sessions in the state dir
             await ed.command("acp.session.new")
             await ed.prompt_and_wait("#title Kept in memory")
+            await ed.wait_for("acp/sessionInfo", lambda i: i["title"] == "Kept in memory")
             assert (await ed.command("acp.status"))["title"] == "Kept in memory"
 
 
@@ -115,6 +116,8 @@ async def test_database_locked_for_long(workspace: Path, state_dir: Path) -> Non
         FIGURES["disk faults: database locked for 6 s by another process"] += 1
         started = time.monotonic()
         await ed.prompt_and_wait("#title Written while locked")
+        # Not saved yet: shown after the bounded wait for the store (docs/protocol.md, Titles).
+        await ed.wait_for("acp/sessionInfo", lambda i: i["title"] == "Written while locked", timeout=10)
         assert (await ed.command("acp.status"))["title"] == "Written while locked"
         assert time.monotonic() - started < 3, "the editor is served while the database is locked"
         await locker.wait()
@@ -144,6 +147,7 @@ async def test_store_writes_failing_then_recovering(workspace: Path, state_dir: 
             )
         FIGURES["disk faults: writes failing"] += 1
         await ed.prompt_and_wait("#title Survives a failing disk")
+        await ed.wait_for("acp/sessionInfo", lambda i: i["title"] == "Survives a failing disk")
         assert (await ed.command("acp.status"))["title"] == "Survives a failing disk"
         await ed.wait_message(lambda m: m.startswith("title cache:"))
         listed = await ed.command("acp.session.list")

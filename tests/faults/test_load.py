@@ -88,6 +88,7 @@ SIDECARS = 8
 UPDATES = 500
 
 
+@pytest.mark.slow
 async def test_many_sidecars_share_one_title_store(workspace: Path, state_dir: Path) -> None:
     async def one(index: int) -> dict[str, str]:
         made: dict[str, str] = {}

@@ -1,14 +1,15 @@
 """A test editor: pytest-lsp's client driving the real sidecar over a real pipe.
 
 Profiles mirror the capabilities of real editors, so every fallback path runs:
-Neovim 0.11 and VS Code from pytest-lsp's captured snapshots, Helix 25.07.1
-written by hand as FIELD-NOTES.md records it.
+Neovim 0.11 and VS Code from pytest-lsp's captured snapshots, Helix as the
+real Helix of tests/editors/helix sends them (recorded in helix_capabilities.json).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import time
@@ -30,12 +31,30 @@ from pytest_lsp.client import register_lsp_features
 from tests.procs import descendants
 
 SIDECAR = str(Path(sys.executable).with_name("acp-sidecar"))
-PROFILES = ("neovim", "vscode", "helix")
-ACP_METHODS = ("acp/status", "acp/sessionInfo", "acp/sessionUpdate", "acp/turn")
+PROFILES = ("neovim", "vscode", "helix")  # "helix-release" too, by name, for its own paths
+ACP_METHODS = ("acp/status", "acp/sessionInfo", "acp/sessionUpdate", "acp/turn", "acp/permission")
+
+
+HELIX_CAPABILITIES = Path(__file__).with_name("helix_capabilities.json")
 
 
 def helix_capabilities() -> types.ClientCapabilities:
-    """Helix 25.07.1: progress, applyEdit with documentChanges, no showMessageRequest, utf-8 first."""
+    """What the Helix that runs here (Debian sid's hx, 25.07.1+20260723) sends in `initialize`.
+
+    Recorded from its `hx -v` log; tests/editors/helix checks the recording against the real
+    Helix. Unlike the 25.07.1 release it offers `window.showMessage.messageActionItem` (a
+    popup for showMessageRequest) and `window.showDocument`; positionEncodings utf-8 first.
+    Helix also sends `workspace.diagnostic` (the spec's key is `diagnostics`): lsprotocol
+    drops it here as it does in the sidecar, so the sidecar sees the same capabilities.
+    """
+    recorded = json.loads(HELIX_CAPABILITIES.read_text())
+    capabilities: types.ClientCapabilities = default_converter().structure(recorded, types.ClientCapabilities)
+    return capabilities
+
+
+def helix_release_capabilities() -> types.ClientCapabilities:
+    """The Helix 25.07.1 release (not runnable here) as FIELD-NOTES.md records it: no
+    showMessageRequest, no showDocument. Its users still get permissions as code actions."""
     return types.ClientCapabilities(
         window=types.WindowClientCapabilities(work_done_progress=True),
         workspace=types.WorkspaceClientCapabilities(
@@ -76,6 +95,8 @@ def capabilities(profile: str) -> types.ClientCapabilities:
         return pytest_lsp.client_capabilities("visual-studio-code")
     if profile == "helix":
         return helix_capabilities()
+    if profile == "helix-release":
+        return helix_release_capabilities()
     raise ValueError(profile)
 
 
@@ -83,6 +104,7 @@ CLIENT_INFO = {
     "neovim": types.ClientInfo(name="Neovim", version="0.11.0"),
     "vscode": types.ClientInfo(name="Visual Studio Code", version="1.99.0"),
     "helix": types.ClientInfo(name="helix", version="25.07.1"),
+    "helix-release": types.ClientInfo(name="helix", version="25.07.1"),
 }
 
 

@@ -156,13 +156,22 @@ async def test_permission_by_dialog(profile: str, workspace: Path, state_dir: Pa
         results = await scripted(ed, [{"permission": "execute"}])
         assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "yes"}
         assert _option_titles(ed.message_requests[0]) == ["Allow", "Reject"]
-        ed.permission_choice = None  # the user dismisses the dialog: counts as reject
-        results = await scripted(ed, [{"permission": "execute"}])
-        assert results[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "no"}
+        # The user dismisses the dialog: not a rejection (docs/protocol.md); the request stays
+        # pending until answered another way, here "Reject" through acp.permission.respond.
+        ed.permission_choice = None
+        admitted = await ed.command("acp.prompt", json.dumps([{"permission": "execute"}]))
+        pending = await ed.wait_for(
+            "acp/permission", lambda p: p["state"] == "pending" and p["turnId"] == admitted["turnId"]
+        )
+        await ed.wait_message(lambda m: "still waiting" in m)
+        await ed.command("acp.permission.respond", {"requestId": pending["requestId"], "optionId": "no"})
+        await ed.wait_turn_end(admitted["turnId"])
+        assert '"optionId": "no"' in ed.text_of(admitted["turnId"])
 
 
 async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Path) -> None:
-    async with open_editor("helix", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+    # The 25.07.1 release: the Helix run in tests/editors/helix offers showMessageRequest.
+    async with open_editor("helix-release", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
         await ed.command("acp.session.new")
         uri = ed.open(workspace / "README.md")
         admitted = await ed.command("acp.prompt", json.dumps([{"permission": "execute"}]))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from nvim_harness import NvimEnv, NvimRun, wait_gone
 
-pytestmark = pytest.mark.nvim
+pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from nvim_harness import PLUGIN, run_lua
 
-pytestmark = pytest.mark.nvim
+pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 
 def test_plugin_is_lazy_and_setup_registers_commands(nvim_bin: str, tmp_path: Path) -> None:

@@ -31,3 +31,23 @@ def cache_dir() -> Path:
 
 class ProvisionError(RuntimeError):
     """A step could not install what it provides; the message says what to do."""
+
+
+# What apt-get (and other downloaders) say when the network is not there. `apt-get update`
+# exits 0 with only warnings when a mirror is unreachable: look at what it says, not its code.
+_OFFLINE_SIGNS = (
+    "Could not resolve",
+    "Temporary failure resolving",
+    "Could not connect",
+    "Network is unreachable",
+    "Connection timed out",
+    "Failed to fetch",
+)
+
+
+def looks_offline(output: str) -> bool:
+    return any(sign in output for sign in _OFFLINE_SIGNS)
+
+
+def tail(output: str, lines: int = 8) -> str:
+    return "\n".join(output.strip().splitlines()[-lines:])

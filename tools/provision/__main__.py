@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import importlib
 import sys
 import time
+from pathlib import Path
 from types import ModuleType
 
 from . import ProvisionError, cache_dir
 
 # In dependency order. Each is a module of this package (see __init__).
-STEPS = ("system", "vscode")
+STEPS = ("system", "vscode", "helix", "agents")
 
 
 def _load(name: str) -> ModuleType:
@@ -28,12 +30,19 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown step(s): {', '.join(unknown)}; known: {', '.join(STEPS)}")
     cache = cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
+    # Several checkouts (engineers, CI) may share the cache: one provisioning run at a time.
+    with (cache / ".provision.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _run_steps(args.steps or list(STEPS), cache, check=args.check)
+
+
+def _run_steps(names: list[str], cache: Path, *, check: bool) -> int:
     failed = 0
-    for name in args.steps or STEPS:
+    for name in names:
         step = _load(name)
         started = time.monotonic()
         try:
-            if args.check:
+            if check:
                 problem = step.problem(cache)
                 print(f"provision {name}: {problem or 'ready'}", flush=True)
                 failed += problem is not None

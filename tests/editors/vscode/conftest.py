@@ -51,7 +51,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_sidecar(feature): the scenario needs that sidecar feature")
-    config.addinivalue_line("markers", "vscode: drives a real VS Code (code-server) in headless Chromium")
 
 
 @pytest.fixture(scope="session")

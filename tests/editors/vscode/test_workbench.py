@@ -16,7 +16,7 @@ import pytest
 from tests.editors.vscode.workbench import TOAST, Workbench
 from tests.procs import wait_gone
 
-pytestmark = [pytest.mark.vscode, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.editors, pytest.mark.slow, pytest.mark.timeout(420)]
 
 EDIT_LINE = "Edited by the acp-sidecar demo agent."
 ASKS = "the agent asks to run"

@@ -1,0 +1,282 @@
+"""The agent's life: start and initialize it, notice when it dies, restart it with backoff.
+
+It also owns the agent's identity (the key titles are stored under) and turns
+protocol errors of agent calls into messages meant for the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ..acp import (
+    AcpError,
+    AgentDescription,
+    AuthRequired,
+    CapabilityMissing,
+    ClientHandler,
+    ConnectionClosed,
+)
+from . import errors
+from .agent_names import AgentNames
+from .errors import SidecarError
+from .options import EngineOptions
+from .ports import AgentConnection, AgentConnector, Spawn
+from .status import AgentView
+
+T = TypeVar("T")
+
+# Restart backoff: 0.25 s after the first recent failure, doubling, at most this.
+MAX_BACKOFF_SECONDS = 4.0
+
+
+class SupervisorEvents(Protocol):
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
+class AgentSupervisor:
+    """Owns the connection to the agent; one agent process at a time."""
+
+    def __init__(
+        self,
+        options: EngineOptions,
+        handler: ClientHandler,
+        events: SupervisorEvents,
+        *,
+        connect: AgentConnector,
+        spawn: Spawn,
+        emit_status: Callable[[], None],
+        on_ready: Callable[[AgentConnection, AgentDescription], None],
+        on_lost: Callable[[str], None],
+    ) -> None:
+        self.options = options
+        self._handler = handler
+        self._events = events
+        self._connect = connect
+        self._spawn = spawn
+        self._emit_status = emit_status
+        self._on_ready = on_ready
+        self._on_lost = on_lost
+        self.client: AgentConnection | None = None
+        self.agent: AgentDescription | None = None
+        # Bumped per agent process that initialized: sessions attached to an older one re-attach.
+        self.generation = 0
+        self.state = "starting"  # starting | ready | disconnected | error
+        self.problem: str | None = None
+        self.closed = False
+        self._start_lock = asyncio.Lock()
+        self._restarts: list[float] = []
+        self._names = AgentNames(options.state_dir)
+        self._known_name: str | None = None
+
+    # ------------------------------------------------------------------ start
+    async def start(self) -> None:
+        """The first start; a failure is reported, not raised (the editor stays usable)."""
+        try:
+            await self.ensure()
+        except SidecarError as exc:
+            self._events.on_error(exc.message)
+
+    @property
+    def ready(self) -> bool:
+        return self.client is not None and self.client.running and self.agent is not None
+
+    async def ensure(self) -> AgentConnection:
+        """The running agent, started (or restarted, with backoff) when it is not."""
+        if self.closed:
+            raise errors.agent_down("the sidecar is shutting down")
+        if self.ready:
+            assert self.client is not None
+            return self.client
+        async with self._start_lock:
+            if self.ready:
+                assert self.client is not None
+                return self.client
+            now = time.monotonic()
+            self._restarts = [t for t in self._restarts if now - t < self.options.restart_window]
+            if len(self._restarts) >= self.options.max_restarts:
+                raise errors.agent_down(
+                    f"it failed {len(self._restarts)} times within {self.options.restart_window:g} s; "
+                    f"last problem: {self.problem or 'unknown'}"
+                )
+            if self._restarts:
+                # Back off a little more after each recent failure.
+                await asyncio.sleep(min(0.25 * 2 ** (len(self._restarts) - 1), MAX_BACKOFF_SECONDS))
+            self._restarts.append(time.monotonic())
+            return await self._spawn_agent()
+
+    async def _spawn_agent(self) -> AgentConnection:
+        if self.client is not None:
+            await self.client.stop(grace=0.5)
+        self.state = "starting"
+        self._emit_status()
+        env = dict(os.environ)
+        env.update(self.options.agent_env)
+        env.setdefault("ACP_SIDECAR_STATE_DIR", str(self.options.state_dir))
+        client = self._connect(
+            self.options.agent_command,
+            self._handler,
+            env=env,
+            cwd=self.options.agent_cwd,
+            on_stderr_line=self._stderr_line,
+            request_timeout=self.options.request_timeout,
+        )
+        self.client = client
+        try:
+            await client.start()
+        except OSError as exc:
+            self._failed(f"cannot start {' '.join(self.options.agent_command)!r}: {exc.strerror or exc}")
+            raise errors.agent_down(self.problem or "start failed") from None
+        try:
+            self.agent = await client.initialize()
+        except AcpError as exc:
+            if isinstance(exc, ConnectionClosed):
+                # It died before answering: its exit code and last words say why.
+                why = await self.exit_reason(f"initialize failed: {exc.message}")
+            else:
+                tail = " | ".join(client.process.stderr.tail(3))
+                why = f"initialize failed: {exc.described()}" + (f" (stderr: {tail})" if tail else "")
+            await client.stop(grace=0.2)
+            self._failed(f"{why}. The agent's full stderr is in {self.options.log_hint}")
+            raise errors.agent_down(self.problem or "initialize failed") from None
+        self.generation += 1
+        self.state = "ready"
+        self.problem = None
+        self._on_ready(client, self.agent)
+        # Off the event loop: it writes and fsyncs a small file.
+        self._spawn(
+            asyncio.to_thread(self._names.remember, self.options.agent_command, self.key), "agent-name"
+        )
+        self._spawn(self._watch(client, self.generation), "agent-watch")
+        self._emit_status()
+        self._events.on_log("info", f"agent {self.agent.name} {self.agent.version or ''} ready".strip())
+        return client
+
+    def _failed(self, problem: str) -> None:
+        self.state = "error"
+        self.problem = problem
+        self._events.on_log("error", problem)
+        self._emit_status()
+
+    def _stderr_line(self, line: str) -> None:
+        self._events.on_log("agent", line)
+
+    # ------------------------------------------------------------------ death
+    async def _watch(self, client: AgentConnection, generation: int) -> None:
+        """When the agent dies: end every turn, answer every waiter, report it."""
+        await client.wait_closed()
+        if self.closed or generation != self.generation:
+            return
+        reason = await self.exit_reason("the agent closed its connection")
+        self.state = "disconnected"
+        self.problem = reason
+        self._events.on_log("error", reason)
+        self._on_lost(reason)
+        self._emit_status()
+        self._events.on_error(f"{reason}. The next command restarts it.")
+        await client.stop(grace=0.1)
+
+    async def exit_reason(self, fallback: str) -> str:
+        """Why the agent went away: its exit code and last stderr lines, when it has exited."""
+        client = self.client
+        if client is None:
+            return self.problem or fallback
+        code = client.process.returncode
+        if code is None:
+            with contextlib.suppress(TimeoutError):
+                code = await asyncio.wait_for(client.process.wait(), 1.0)
+        if code is None:
+            return self.problem or fallback
+        tail = " | ".join(client.process.stderr.tail(3))
+        return f"the agent exited (code {code})" + (f"; stderr: {tail}" if tail else "")
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def key(self) -> str:
+        """The identity titles are stored under: the agent's name (remembered per command line
+        so cached titles show while the agent is down), else the command's name."""
+        if self.agent is not None and isinstance(self.agent.info.get("name"), str):
+            return str(self.agent.info["name"])
+        if self._known_name is None:
+            self._known_name = self._names.lookup(self.options.agent_command) or ""
+        return self._known_name or Path(self.options.agent_command[0]).name
+
+    def view(self) -> AgentView:
+        return AgentView(
+            state=self.state,
+            name=self.agent.name if self.agent else Path(self.options.agent_command[0]).name,
+            version=self.agent.version if self.agent else None,
+            problem=self.problem,
+        )
+
+    # ------------------------------------------------------------------ calls
+    async def call(self, call: Awaitable[T]) -> T:
+        """Await an agent call, turning protocol errors into user-facing ones."""
+        try:
+            return await call
+        except AuthRequired as exc:
+            raise self._auth_error(exc) from None
+        except CapabilityMissing as exc:
+            raise SidecarError(errors.CAPABILITY, exc.message) from None
+        except ConnectionClosed as exc:
+            raise errors.agent_down(await self.exit_reason(exc.message)) from None
+        except SidecarError:
+            raise
+        except AcpError as exc:
+            raise SidecarError(exc.code, f"the agent answered: {exc.described()}", exc.data) from None
+
+    def _auth_error(self, exc: AuthRequired) -> SidecarError:
+        methods = self.agent.auth_methods if self.agent else []
+        listed = ", ".join(f"{m.get('id')} ({m.get('name')})" for m in methods) or "none offered"
+        return SidecarError(
+            errors.AUTH_REQUIRED,
+            f"the agent requires authentication: {exc.message}. Methods: {listed}. "
+            "Run the command acp.authenticate with one of these method ids.",
+            {"authMethods": methods},
+        )
+
+    async def authenticate(self, method_id: object) -> dict[str, Any]:
+        if not isinstance(method_id, str) or not method_id:
+            raise errors.invalid("methodId must be a non-empty string")
+        client = await self.ensure()
+        await self.call(client.authenticate(method_id))
+        return {}
+
+    # ------------------------------------------------------------------ stop
+    async def send_cancel(self, session_id: str) -> bool:
+        """`session/cancel` to the running agent; False when there is none to tell."""
+        if self.client is None or not self.client.running:
+            return False
+        with contextlib.suppress(AcpError):
+            await self.client.cancel(session_id)
+        return True
+
+    async def close_sessions(self, session_ids: Iterable[str]) -> None:
+        """Tell the agent we are done with these sessions (session/close, when offered), briefly."""
+        client, agent = self.client, self.agent
+        if client is None or agent is None or not agent.can_close or not client.running:
+            return
+        attached = list(session_ids)
+        if not attached:
+            return
+
+        async def close(session_id: str) -> None:
+            with contextlib.suppress(AcpError):
+                await client.close_session(session_id)
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(close(sid) for sid in attached)), 1.0)
+
+    async def stop(self, grace: float) -> None:
+        if self.client is not None:
+            await self.client.stop(grace=grace)
+
+    def kill_now(self) -> None:
+        if self.client is not None:
+            self.client.process.kill_now()

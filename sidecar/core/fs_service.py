@@ -1,0 +1,82 @@
+"""The agent's file access (`fs/read_text_file`, `fs/write_text_file`) and the diffs it proposes.
+
+Every path is admitted by `files.resolve_inside` against the session's
+directories first; the editor's buffers are preferred to the disk both ways.
+Disk access uses that very real path without following a symlink (`files`),
+in daemon threads bounded in time and per session (`FileOps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..acp.errors import RESOURCE_NOT_FOUND
+from . import errors
+from .errors import SidecarError
+from .file_ops import FileOps
+from .files import read_text, resolve_inside, window, write_text
+from .ports import EditorFiles
+from .session import Session
+
+JsonObj = dict[str, Any]
+
+
+class FileService:
+    def __init__(self, sessions: Mapping[str, Session], files: EditorFiles) -> None:
+        self._sessions = sessions
+        self._files = files
+        self._ops = FileOps()
+
+    def _session_for_fs(self, params: JsonObj) -> Session:
+        session = self._sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        if session is None:
+            raise SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
+        return session
+
+    async def read_text_file(self, params: JsonObj) -> JsonObj:
+        session = self._session_for_fs(params)
+        path = resolve_inside(params.get("path"), session.roots)
+        line, limit = params.get("line"), params.get("limit")
+        text = self._files.open_document_text(path)
+        if text is not None:
+            return {"content": window(text, line, limit)}
+        content = await self._ops.run(session.session_id, read_text, path, session.roots, line, limit)
+        return {"content": content}
+
+    async def write_text_file(self, params: JsonObj) -> JsonObj:
+        session = self._session_for_fs(params)
+        path = resolve_inside(params.get("path"), session.roots)
+        content = params.get("content")
+        if not isinstance(content, str):
+            raise errors.invalid("content must be a string")
+        if not await self._files.write_via_editor(path, content):
+            await self._ops.run(session.session_id, write_text, path, content, session.roots)
+        return {}
+
+    def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
+        """The diffs of one tool call, each path admitted like a write."""
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.invalid("sessionId must be a non-empty string")
+        if not isinstance(tool_call_id, str) or not tool_call_id:
+            raise errors.invalid("toolCallId must be a non-empty string")
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise errors.unknown_session(session_id)
+        diffs = session.transcript.diff_for(tool_call_id)
+        if not diffs:
+            raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
+        for diff in diffs:
+            resolve_inside(diff.get("path"), session.roots)
+        return diffs
+
+    def pending_edits(self) -> list[tuple[Session, str, JsonObj]]:
+        """Tool calls with a diff that is not completed or failed yet: (session, toolCallId, call)."""
+        found: list[tuple[Session, str, JsonObj]] = []
+        for session in self._sessions.values():
+            for call_id, call in session.transcript.tool_calls.items():
+                if call.get("status") in ("completed", "failed"):
+                    continue
+                if session.transcript.diff_for(call_id):
+                    found.append((session, call_id, call))
+        return found

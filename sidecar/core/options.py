@@ -1,0 +1,34 @@
+"""The session engine's settings, as the layer above passes them in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class EngineOptions:
+    agent_command: list[str]
+    agent_env: dict[str, str] = field(default_factory=dict)
+    # Where the agent runs: the first workspace folder (never the editor's own cwd, which an
+    # agent may scan and record as a project), None for the sidecar's cwd.
+    agent_cwd: str | None = None
+    # Where the user finds the agent's full stderr, named in start-up failures.
+    log_hint: str = "the editor's LSP log"
+    state_dir: Path = Path(".")
+    permissions: str = "ask"  # ask | allow_reads | reject
+    rename_timeout_ms: int = 120_000
+    rename_fallback: str = "keep_local"  # keep_local | revert
+    titles_max_length: int = 500
+    queue_bound: int = 16
+    request_timeout: float = 60.0
+    cancel_timeout: float = 10.0
+    max_restarts: int = 5
+    restart_window: float = 60.0
+    # Updates for a session id the sidecar does not know yet (sent before the answer to
+    # session/new or session/resume): at most this many per session id, for at most
+    # this many session ids at once (the first seen is forgotten first), each kept at
+    # most this long.
+    pending_update_bound: int = 500
+    pending_update_sessions: int = 8
+    pending_update_max_age: float = 120.0

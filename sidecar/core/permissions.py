@@ -1,0 +1,112 @@
+"""The agent's `session/request_permission`: policies, waiting for the user, answers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from ..acp.errors import RESOURCE_NOT_FOUND
+from . import errors
+from .errors import SidecarError
+from .session import PermissionRequest, Session
+from .turns import TurnState
+
+JsonObj = dict[str, Any]
+
+# Tool call kinds the `allow_reads` policy allows without asking.
+READ_KINDS = {"read", "search"}
+
+
+class PermissionAsker(Protocol):
+    def on_permission(self, request: PermissionRequest) -> None: ...
+
+
+class Permissions:
+    """Answers permission requests by policy, or asks the user and waits for the answer."""
+
+    def __init__(
+        self,
+        policy: str,
+        sessions: Mapping[str, Session],
+        asker: PermissionAsker,
+        emit_status: Callable[[], None],
+    ) -> None:
+        self.policy = policy  # ask | allow_reads | reject
+        self._sessions = sessions
+        self._asker = asker
+        self._emit_status = emit_status
+        self._ids = itertools.count(1)
+
+    async def request(self, params: JsonObj) -> JsonObj:
+        """The ACP answer to one `session/request_permission`."""
+        session = self._sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        if session is None:
+            raise SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
+        tool_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        options = [
+            o
+            for o in params.get("options") or []
+            if isinstance(o, dict) and isinstance(o.get("optionId"), str)
+        ]
+        if not options:
+            raise errors.invalid("session/request_permission needs at least one option")
+        turn = session.current
+        request = PermissionRequest(
+            f"perm-{next(self._ids)}",
+            session.session_id,
+            turn.turn_id if turn else None,
+            tool_call,  # type: ignore[arg-type]
+            options,
+            asyncio.get_running_loop().create_future(),
+        )
+        if turn is None or turn.state is not TurnState.RUNNING:
+            return {"outcome": {"outcome": "cancelled"}}
+        if self.policy == "reject":
+            return {"outcome": reject_outcome(request)}
+        if self.policy == "allow_reads" and request.kind in READ_KINDS:
+            allow = request.first_of("allow_once", "allow_always")
+            if allow is not None:
+                return {"outcome": {"outcome": "selected", "optionId": allow["optionId"]}}
+        session.permissions[request.request_id] = request
+        self._emit_status()
+        try:
+            self._asker.on_permission(request)
+            return await request.future
+        finally:
+            session.permissions.pop(request.request_id, None)
+            self._emit_status()
+
+    def pending(self) -> list[PermissionRequest]:
+        return [p for s in self._sessions.values() for p in s.permissions.values()]
+
+    def respond(self, request_id: object, option_id: object | None) -> None:
+        """Answer a pending request; option None means the user dismissed it (= reject)."""
+        if not isinstance(request_id, str):
+            raise errors.invalid("requestId must be a string")
+        request = next((p for p in self.pending() if p.request_id == request_id), None)
+        if request is None:
+            raise errors.invalid(
+                f"no pending permission request {request_id!r:.80} (already answered or cancelled)"
+            )
+        if option_id is None:
+            request.resolve(reject_outcome(request))
+            return
+        if not isinstance(option_id, str) or request.option(option_id) is None:
+            ids = ", ".join(str(o.get("optionId")) for o in request.options)
+            raise errors.invalid(f"unknown optionId {option_id!r:.80}; choose one of: {ids}")
+        request.resolve({"outcome": "selected", "optionId": option_id})
+
+    @staticmethod
+    def cancel_pending(session: Session) -> None:
+        """The turn is being cancelled (or is gone): every pending request answers `cancelled`."""
+        for request in list(session.permissions.values()):
+            request.resolve({"outcome": "cancelled"})
+
+
+def reject_outcome(request: PermissionRequest) -> JsonObj:
+    reject = request.first_of("reject_once", "reject_always")
+    if reject is None:
+        return {"outcome": "cancelled"}
+    return {"outcome": "selected", "optionId": reject["optionId"]}

@@ -1,0 +1,48 @@
+"""What a turn sends the agent: prompt blocks from text and editor context, the rename prompt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+JsonObj = dict[str, Any]
+
+
+@dataclass
+class PromptContext:
+    """Editor context for a prompt: a document (or a part of it)."""
+
+    uri: str
+    text: str
+    label: str | None = None  # e.g. "lines 3-7"
+    mime_type: str = "text/plain"
+
+
+def prompt_blocks(text: str, context: PromptContext | None, embed_context: bool) -> list[JsonObj]:
+    """The user's text, then the context: embedded when the agent offers it, else a link and text."""
+    blocks: list[JsonObj] = [{"type": "text", "text": text}]
+    if context is None:
+        return blocks
+    name = context.uri.rsplit("/", 1)[-1] or context.uri
+    if embed_context:
+        blocks.append(
+            {
+                "type": "resource",
+                "resource": {"uri": context.uri, "text": context.text, "mimeType": context.mime_type},
+            }
+        )
+    else:
+        # Every agent accepts resource_link and text.
+        blocks.append({"type": "resource_link", "uri": context.uri, "name": name})
+        where = f" ({context.label})" if context.label else ""
+        blocks.append({"type": "text", "text": f"Context from {name}{where}:\n```\n{context.text}\n```"})
+    return blocks
+
+
+def rename_prompt(requested: str) -> tuple[list[JsonObj], JsonObj]:
+    """The prompt that asks the agent to rename its session, and the `_meta` that says it plainly."""
+    text = (
+        f'Rename this session to exactly: "{requested}"\n'
+        "Do nothing else: confirm by sending a session_info_update with exactly that title."
+    )
+    return [{"type": "text", "text": text}], {"acpSidecar": {"renameTitle": requested}}

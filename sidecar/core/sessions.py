@@ -1,0 +1,253 @@
+"""The session registry: new, load and resume (attach), replay, and routing the agent's updates.
+
+Each update reaches the editor once, in order, marked as replay while a
+`session/load` replays history, attributed to the turn whose prompt is in flight
+(to no turn before a prompt is sent or after its answer), with the agent's echo of
+our own prompt dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from ..acp.errors import RESOURCE_NOT_FOUND
+from . import errors
+from .agent_supervisor import AgentSupervisor
+from .early_updates import EarlyUpdates
+from .errors import SidecarError
+from .ports import AgentConnection
+from .session import Session
+from .session_config import SessionConfig
+from .titling import Titling
+
+JsonObj = dict[str, Any]
+
+
+class UpdateSink(Protocol):
+    def on_session_update(
+        self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj
+    ) -> None: ...
+
+
+class Sessions:
+    def __init__(
+        self,
+        supervisor: AgentSupervisor,
+        titles: Titling,
+        sink: UpdateSink,
+        early: EarlyUpdates,
+        emit_status: Callable[[], None],
+    ) -> None:
+        self._supervisor = supervisor
+        self._titles = titles
+        self._sink = sink
+        self._early = early
+        self._emit_status = emit_status
+        self.by_id: dict[str, Session] = {}
+        self.active_id: str | None = None
+        # Sessions attached but not published yet: their updates are parked meanwhile.
+        self._parking: set[str] = set()
+        # Set while a prompt creates the session it goes to (no session was active).
+        self._creating: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ lookup
+    def get(self, session_id: str | None) -> Session:
+        """A known session; None means the active one."""
+        sid = session_id or self.active_id
+        if sid is None:
+            raise errors.no_active_session()
+        if not isinstance(sid, str):
+            raise errors.invalid("sessionId must be a string")
+        found = self.by_id.get(sid)
+        if found is None:
+            raise errors.unknown_session(sid)
+        return found
+
+    @property
+    def active(self) -> Session | None:
+        return self.by_id.get(self.active_id) if self.active_id else None
+
+    def attached_ids(self) -> list[str]:
+        """Sessions the running agent holds for us."""
+        generation = self._supervisor.generation
+        return [s.session_id for s in self.by_id.values() if s.attached_to == generation]
+
+    @staticmethod
+    def validate_cwd(cwd: object) -> str:
+        if not isinstance(cwd, str) or not cwd:
+            raise errors.invalid("cwd must be a non-empty string")
+        if not os.path.isabs(cwd):
+            raise errors.invalid(f"cwd must be an absolute path, got {cwd!r:.200}")
+        if not os.path.isdir(cwd):
+            raise errors.invalid(f"cwd {cwd!r:.200} is not an existing directory")
+        return os.path.normpath(cwd)
+
+    def _activate(self, session: Session) -> None:
+        self.active_id = session.session_id
+        self._emit_status()
+
+    async def resolve(self, session_id: str | None) -> Session:
+        """Like `get`; but a command without a session id that follows a prompt still creating
+        the active session applies to that session (commands apply in the order sent)."""
+        while session_id is None and self.active_id is None and self._creating is not None:
+            await self._creating.wait()
+        return self.get(session_id)
+
+    async def for_prompt(self, session_id: str | None, cwd: str | None) -> Session:
+        """The session a prompt goes to; without one, a new session in `cwd` becomes active."""
+        while session_id is None and self.active_id is None:
+            if self._creating is not None:
+                await self._creating.wait()  # another prompt is creating it: use that one
+                continue
+            if cwd is None:
+                raise errors.invalid("no active session and no workspace folder to start one in")
+            creating = self._creating = asyncio.Event()
+            try:
+                await self.new(cwd)
+            finally:
+                # Waiters wake in the order they came, after this prompt's turn is admitted.
+                self._creating = None
+                creating.set()
+        return self.get(session_id)
+
+    # ------------------------------------------------------------------ new, load, attach
+    async def new(self, cwd: object) -> str:
+        path = self.validate_cwd(cwd)
+        client = await self._supervisor.ensure()
+        result = await self._supervisor.call(client.new_session(path))
+        session_id = result["sessionId"]
+        session = self.by_id.get(session_id) or Session(session_id, path)
+        self._attached(session, path, result)
+        try:
+            await self._titles.session_created(session)
+        finally:
+            self._publish(session)
+        self._activate(session)
+        return session.session_id
+
+    async def load(
+        self, session_id: object, cwd: object | None = None, default_cwd: str | None = None
+    ) -> str:
+        """Attach a session; its cwd comes from the caller, else what we know of it, else `default_cwd`."""
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.invalid("sessionId must be a non-empty string")
+        client = await self._supervisor.ensure()
+        known = self.by_id.get(session_id)
+        record_cwd = await self._titles.cwd_of(session_id)
+        if cwd is None:
+            cwd = known.cwd if known else (record_cwd or default_cwd)
+        if cwd is None:
+            raise errors.unknown_session(session_id)
+        path = self.validate_cwd(cwd)
+        session = await self._attach(client, session_id, path)
+        self._activate(session)
+        return session.session_id
+
+    async def ensure_attached(self, session: Session) -> AgentConnection:
+        """The agent, (re)started if needed, holding this session."""
+        client = await self._supervisor.ensure()
+        if session.attached_to != self._supervisor.generation:
+            await self._attach(client, session.session_id, session.cwd)
+        return client
+
+    async def _attach(self, client: AgentConnection, session_id: str, cwd: str) -> Session:
+        """Make the agent hold the session: resume when offered, else load (replay)."""
+        known = self.by_id.get(session_id)
+        if known is not None and known.attached_to == self._supervisor.generation:
+            return known
+        agent = self._supervisor.agent
+        assert agent is not None
+        call = self._supervisor.call
+        session = known or Session(session_id, cwd)
+        try:
+            if agent.can_resume:
+                result = await call(client.resume_session(session_id, cwd))
+            elif agent.can_load:
+                # Known from here on: the replay goes straight to it.
+                self._publish(session)
+                session.replaying = True
+                session.transcript.clear()
+                try:
+                    result = await call(client.load_session(session_id, cwd))
+                finally:
+                    session.replaying = False
+            else:
+                raise SidecarError(
+                    errors.CAPABILITY, "the agent offers neither session/resume nor session/load"
+                )
+        except SidecarError as exc:
+            if known is None:
+                self.by_id.pop(session_id, None)
+            if exc.code == RESOURCE_NOT_FOUND:
+                raise errors.unknown_session(session_id) from None
+            raise
+        self._attached(session, cwd, result)
+        try:
+            await self._titles.session_attached(session)
+        finally:
+            self._publish(session)
+        return session
+
+    def _attached(self, session: Session, cwd: str, result: JsonObj) -> None:
+        """The agent holds the session: it is known from here on (the agent's file and permission
+        requests find it), but its updates stay parked until `_publish`, after its title record
+        is ready, so the ones sent before the answer are delivered first."""
+        session.cwd = cwd
+        session.attached_to = self._supervisor.generation
+        SessionConfig.absorb(session, result)
+        self.by_id[session.session_id] = session
+        self._parking.add(session.session_id)
+
+    def _publish(self, session: Session) -> None:
+        """Route the session's updates from now on, the parked ones first, in order."""
+        self.by_id[session.session_id] = session
+        self._parking.discard(session.session_id)
+        for update in self._early.take(session.session_id):
+            self.route(session, update)
+
+    async def list(self, cwd: str | None, refresh: bool, all_cwds: Sequence[str]) -> list[JsonObj]:
+        if refresh:
+            client = await self._supervisor.ensure()
+            agent = self._supervisor.agent
+            if agent is None or not agent.can_list:
+                raise SidecarError(
+                    errors.CAPABILITY, "the agent does not offer session/list; showing cached titles"
+                )
+            targets: list[str | None] = [cwd] if cwd else (list(all_cwds) or [None])
+            for one in targets:
+                await self._supervisor.call(self._titles.reconcile(client, one))
+        return await self._titles.entries(cwd, all_cwds, self.active_id)
+
+    # ------------------------------------------------------------------ updates from the agent
+    def on_update(self, params: JsonObj) -> None:
+        session_id = params["sessionId"]
+        update: JsonObj = params["update"]
+        session = self.by_id.get(session_id)
+        if session is None or session_id in self._parking:
+            self._early.keep(session_id, update)
+            return
+        self.route(session, update)
+
+    def route(self, session: Session, update: JsonObj) -> None:
+        kind = update.get("sessionUpdate")
+        # Only the turn whose prompt is in flight owns an update: one that arrives before the
+        # next prompt is sent (a late update of an ended turn) belongs to no turn.
+        turn = session.current if session.current is not None and session.current.in_flight else None
+        if turn is not None and kind == "user_message_chunk":
+            content = update.get("content")
+            text = content.get("text") if isinstance(content, dict) else None
+            if isinstance(text, str) and turn.consume_echo(text):
+                return
+        session.transcript.apply(update)
+        if kind == "session_info_update":
+            self._titles.on_info_update(session, update)
+        self._sink.on_session_update(
+            session.session_id, turn.turn_id if turn else None, session.replaying, update
+        )
+        if kind in ("current_mode_update", "config_option_update"):
+            if kind == "config_option_update":
+                session.config_options = list(session.transcript.config_options)
+            self._emit_status()

@@ -1,0 +1,150 @@
+"""The arguments of each `workspace/executeCommand` command, parsed by cattrs.
+
+Every command takes one JSON object; commands with a shortcut also take plain
+values (Helix: `:lsp-workspace-command acp.session.rename "Fix auth"`). Unknown
+keys are ignored; every bad key is named in one error; a string that is not
+valid Unicode (a lone surrogate, which JSON can escape) is refused by name.
+The engine checks what only it can (sessions, modes, titles).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import attrs
+
+from .validation import (
+    InvalidArguments,
+    NonEmptyStr,
+    lone_surrogate_path,
+    make_converter,
+    structure_strict,
+)
+
+T = TypeVar("T")
+JsonObj = dict[str, Any]
+NON_EMPTY = {"expected": "a non-empty string"}
+STRING = {"expected": "a string"}
+
+
+class BadArguments(Exception):
+    """The arguments do not fit the command: the message says why (JSON-RPC -32602)."""
+
+
+@attrs.frozen
+class NoArguments:
+    pass
+
+
+@attrs.frozen
+class SessionNew:
+    cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class SessionList:
+    cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    refresh: bool = attrs.field(default=False, metadata={"expected": "true or false"})
+
+
+@attrs.frozen
+class SessionLoad:
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+    cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class Prompt:
+    text: str | None = attrs.field(default=None, metadata=STRING)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+    cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    range: Any = None  # an LSP Range, structured by the lsprotocol converter
+
+
+@attrs.frozen
+class SessionTarget:
+    """Commands that act on a session: `acp.cancel`."""
+
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class Rename:
+    title: str | None = attrs.field(default=None, metadata=STRING)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class SetMode:
+    mode_id: str | None = attrs.field(default=None, alias="modeId", metadata=STRING)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class SetModel:
+    model_id: str | None = attrs.field(default=None, alias="modelId", metadata=STRING)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+MISSING: Any = object()
+
+
+@attrs.frozen
+class SetConfigOption:
+    config_id: str | None = attrs.field(default=None, alias="configId", metadata=STRING)
+    value: Any = MISSING  # any JSON value: the agent's option decides
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class EditApply:
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+    tool_call_id: NonEmptyStr | None = attrs.field(default=None, alias="toolCallId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class PermissionRespond:
+    request_id: str | None = attrs.field(default=None, alias="requestId", metadata=STRING)
+    option_id: NonEmptyStr | None = attrs.field(default=None, alias="optionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class Authenticate:
+    method_id: str | None = attrs.field(default=None, alias="methodId", metadata=STRING)
+
+
+_converter = make_converter(forbid_extra_keys=False)
+
+
+def one_object(name: str, shortcut: str | None, raw: tuple[Any, ...]) -> JsonObj:
+    """One JSON object argument, or the positional shortcut for editors that pass plain values."""
+    if not raw:
+        return {}
+    if len(raw) == 1 and isinstance(raw[0], dict):
+        return dict(raw[0])
+    if len(raw) == 1 and (raw[0] is None or raw[0] == []):
+        return {}  # Lua clients encode an empty table as [].
+    if shortcut is not None and len(raw) == 1 and isinstance(raw[0], str):
+        return {shortcut: raw[0]}
+    if shortcut is not None and len(raw) > 1 and all(isinstance(a, str) for a in raw):
+        # Helix splits unquoted words: join them back into one value.
+        return {shortcut: " ".join(raw)}
+    form = f'{{...}} or "{shortcut.upper()}"' if shortcut else "{...}"
+    raise BadArguments(f"{name} takes one argument: {form}")
+
+
+def parse(name: str, cls: type[T], shortcut: str | None, raw: tuple[Any, ...]) -> T:
+    args = one_object(name, shortcut, raw)
+    where = lone_surrogate_path(args)
+    if where is not None:
+        raise BadArguments(
+            f"{name}: {where} contains a lone surrogate (half of a UTF-16 pair, e.g. \\udcff), "
+            "which is not valid Unicode text"
+        )
+    try:
+        return structure_strict(_converter, args, cls)
+    except InvalidArguments as exc:
+        raise BadArguments(f"{name}: invalid arguments: {exc}") from None

@@ -1,0 +1,238 @@
+"""The `workspace/executeCommand` commands (docs/protocol.md), applied in the order the editor sent them.
+
+pygls runs each async command as its own task, so a command could overtake
+one sent before it (a rename overtaking the prompt that creates its session).
+Commands are admitted one at a time, in arrival order; `acp.status` and
+`acp.permission.respond` are answered at once (they change no session, and an
+answer to a permission must not wait behind the command that caused it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from .server import AcpLanguageServer, NotInitialized
+
+if TYPE_CHECKING:
+    from ..core.engine import PromptContext
+    from . import arguments as a
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+INVALID_PARAMS = -32602
+NOT_INITIALIZED = -32002
+
+
+class Command(NamedTuple):
+    run: Callable[[AcpLanguageServer, Any], Awaitable[Any]]
+    arguments: str  # the class in `arguments` (loaded at the first command, not at start-up)
+    shortcut: str | None = None  # the key a single plain-string argument fills
+    in_order: bool = True  # False: answered at once, never waits behind other commands
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(
+    name: str, arguments: str, shortcut: str | None = None, in_order: bool = True
+) -> Callable[[Callable[[AcpLanguageServer, Any], Awaitable[Any]]], Any]:
+    def register(fn: Callable[[AcpLanguageServer, Any], Awaitable[Any]]) -> Any:
+        COMMANDS[name] = Command(fn, arguments, shortcut, in_order)
+        return fn
+
+    return register
+
+
+def invalid(message: str) -> JsonRpcException:
+    return JsonRpcException(message=message, code=INVALID_PARAMS)
+
+
+def _cwd(ls: AcpLanguageServer, cwd: str | None, uri: str | None) -> str | None:
+    return cwd if cwd is not None else ls.default_cwd(uri)
+
+
+# ====================================================================== commands
+@command("acp.session.new", "SessionNew")
+async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
+    engine = await ls.ready_engine()
+    cwd = _cwd(ls, args.cwd, args.uri)
+    if cwd is None:
+        raise invalid("no cwd given and no workspace folder to default to")
+    return {"sessionId": await engine.new_session(cwd)}
+
+
+@command("acp.session.list", "SessionList")
+async def session_list(ls: AcpLanguageServer, args: a.SessionList) -> Any:
+    engine = await ls.ready_engine()
+    return {"sessions": await engine.list_sessions(args.cwd, args.refresh, ls.folder_paths())}
+
+
+@command("acp.session.load", "SessionLoad", "sessionId")
+async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
+    engine = await ls.ready_engine()
+    if args.session_id is None:
+        raise invalid("sessionId is required")
+    return {"sessionId": await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))}
+
+
+@command("acp.prompt", "Prompt", "text")
+async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
+    engine = await ls.ready_engine()
+    context = await _context(ls, args.uri, args.range) if args.uri else None
+    return await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
+
+
+async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptContext:
+    from ..core.engine import PromptContext
+
+    rng = None
+    if raw_range is not None:
+        try:
+            rng = ls.protocol._converter.structure(raw_range, types.Range)
+        except Exception:
+            raise invalid("range must be an LSP Range {start: {line, character}, end: {...}}") from None
+    try:
+        text, label = await ls.files.selection(uri, rng)
+    except ValueError as exc:
+        raise invalid(str(exc)) from None
+    return PromptContext(uri=uri, text=text, label=label)
+
+
+@command("acp.cancel", "SessionTarget")
+async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
+    engine = await ls.ready_engine()
+    return {"cancelled": await engine.cancel(args.session_id)}
+
+
+@command("acp.session.rename", "Rename", "title")
+async def rename(ls: AcpLanguageServer, args: a.Rename) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.rename(args.title, args.session_id)
+
+
+@command("acp.session.setMode", "SetMode", "modeId")
+async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.set_mode(args.mode_id, args.session_id)
+
+
+@command("acp.session.setModel", "SetModel", "modelId")
+async def set_model(ls: AcpLanguageServer, args: a.SetModel) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.set_model(args.model_id, args.session_id)
+
+
+@command("acp.session.setConfigOption", "SetConfigOption")
+async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> Any:
+    engine = await ls.ready_engine()
+    from .arguments import MISSING
+
+    if args.value is MISSING:
+        raise invalid("value is required")
+    return await engine.set_config_option(args.config_id, args.value, args.session_id)
+
+
+@command("acp.edit.apply", "EditApply")
+async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
+    engine = await ls.ready_engine()
+    diffs = engine.tool_call_diffs(args.session_id, args.tool_call_id)
+    if not ls.caps.apply_edit:
+        raise JsonRpcException(message="the editor does not support workspace/applyEdit", code=-32006)
+    return {"applied": await ls.files.apply_diffs(diffs)}
+
+
+@command("acp.permission.respond", "PermissionRespond", in_order=False)
+async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
+    engine = await ls.ready_engine()
+    engine.respond_permission(args.request_id, args.option_id or "")
+    return {}
+
+
+@command("acp.authenticate", "Authenticate", "methodId")
+async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.authenticate(args.method_id)
+
+
+@command("acp.status", "NoArguments", in_order=False)
+async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
+    return ls.engine_or_raise().status()
+
+
+# ====================================================================== running them
+class CommandRunner:
+    """Runs commands for pygls: parses arguments, keeps the editor's order, maps errors."""
+
+    def __init__(self, server: AcpLanguageServer) -> None:
+        self.server = server
+        self._order = asyncio.Lock()  # FIFO: waiters are woken in arrival order
+
+    def register(self) -> None:
+        for name, spec in COMMANDS.items():
+            self.server.command(name)(self._handler(name, spec))
+
+    def _handler(self, name: str, spec: Command) -> Callable[..., Awaitable[Any]]:
+        async def run(ls: AcpLanguageServer, *raw: Any) -> Any:
+            # The lock is taken in the handler's first step, before any await:
+            # pygls starts the tasks in the order the messages arrived.
+            if not spec.in_order:
+                return await self._run(name, spec, raw)
+            async with self._order:
+                return await self._run(name, spec, raw)
+
+        run.__name__ = name.replace(".", "_")
+        return run
+
+    async def _run(self, name: str, spec: Command, raw: tuple[Any, ...]) -> Any:
+        from ..acp.errors import AcpError  # loaded with the engine; not at start-up
+        from . import arguments
+
+        ls = self.server
+        try:
+            args = arguments.parse(name, getattr(arguments, spec.arguments), spec.shortcut, raw)
+            result = await spec.run(ls, args)
+        except arguments.BadArguments as exc:
+            self._echo_error(name, str(exc))
+            raise invalid(str(exc)) from None
+        except NotInitialized as exc:
+            raise JsonRpcException(message=str(exc), code=NOT_INITIALIZED) from None
+        except AcpError as exc:
+            self._echo_error(name, exc.message)
+            raise JsonRpcException(message=exc.message, code=exc.code, data=exc.data) from None
+        except JsonRpcException as exc:
+            self._echo_error(name, exc.message or "")
+            raise
+        except Exception as exc:
+            log.exception("command %s failed", name)
+            raise JsonRpcException(message=f"{name} failed: {exc!r}", code=-32603) from None
+        if ls.echo_results:
+            echo_result(ls, name, result)
+        return result
+
+    def _echo_error(self, name: str, message: str) -> None:
+        if self.server.echo_results:
+            self.server.show_message(types.MessageType.Error, f"{name}: {message}")
+
+
+def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
+    """For editors that drop command results (Helix): say the useful ones in the message line."""
+    if name == "acp.session.list":
+        sessions = result.get("sessions") or []
+        lines = []
+        for entry in sessions[:20]:
+            mark = "* " if entry.get("active") else ""
+            lines.append(f"{mark}{ls.clean(entry.get('title') or 'untitled', 60)} — {entry.get('sessionId')}")
+        more = f" (and {len(sessions) - 20} more)" if len(sessions) > 20 else ""
+        text = "; ".join(lines) if lines else "no sessions"
+        ls.show_message(types.MessageType.Info, f"ACP sessions{more}: {text}")
+    elif name in ("acp.session.new", "acp.session.load"):
+        ls.show_message(types.MessageType.Info, f"ACP session {result.get('sessionId')} is active")
+    elif name == "acp.status":
+        ls.show_message(types.MessageType.Info, str(result.get("text")))

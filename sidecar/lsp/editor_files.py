@@ -1,0 +1,193 @@
+"""Files as the editor has them: open buffers first, then disk; writes through `workspace/applyEdit`.
+
+It serves the engine (the agent's `fs/*` requests), the edit code actions and
+`acp.edit.apply`, and the context of a prompt (`uri`/`range`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..core.errors import SidecarError
+from ..core.files import read_text_if_exists
+from .edits import whole_file_edit
+
+if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
+    from .ports import EditorPort
+
+JsonObj = dict[str, Any]
+
+
+class EditFailed(Exception):
+    """The editor did not apply an edit (rejected it, or did not answer in time)."""
+
+
+class EditorFiles:
+    def __init__(self, port: EditorPort) -> None:
+        self.port = port
+        # uri -> real path of each open document, computed once (not per agent file request).
+        self._real_paths: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ reading
+    def document_for(self, path: Path) -> TextDocument | None:
+        """The open document whose file is `path` (a resolved path), if any."""
+        wanted = str(path)
+        documents = self.port.workspace.text_documents
+        for uri, doc in documents.items():
+            real = self._real_paths.get(uri)
+            if real is None:
+                fs = to_fs_path(uri)
+                real = self._real_paths[uri] = os.path.realpath(fs) if fs else ""
+            if real == wanted:
+                found: TextDocument = doc
+                return found
+        if len(self._real_paths) > len(documents):
+            self._real_paths = {u: r for u, r in self._real_paths.items() if u in documents}
+        return None
+
+    def forget(self, uri: str) -> None:
+        """`uri` was opened or closed: its real path is looked up again when needed."""
+        self._real_paths.pop(uri, None)
+
+    def open_document_text(self, path: Path) -> str | None:
+        doc = self.document_for(path)
+        return doc.source if doc is not None else None
+
+    async def current(self, path: Path) -> tuple[str, str | None]:
+        """`path` as (uri, current text): the open buffer first, else disk (None: no such file)."""
+        doc = self.document_for(path)
+        if doc is not None:
+            return doc.uri, doc.source
+        return path.as_uri(), await asyncio.to_thread(_read_if_file, path)
+
+    # ------------------------------------------------------------------ writing
+    async def write_via_editor(self, path: Path, content: str) -> bool:
+        """True when the editor applied it; False when the engine should write to disk itself;
+        raises (SidecarError) when the editor rejected it or did not answer."""
+        caps = self.port.caps
+        if not caps.apply_edit:
+            return False
+        doc = self.document_for(path)
+        workspace = self.port.workspace
+        if doc is not None:
+            edit = whole_file_edit(
+                doc.uri,
+                doc.source,
+                content,
+                workspace,
+                document_changes=caps.document_changes,
+                create_ok=False,
+                version=doc.version if caps.document_changes else None,
+            )
+        elif caps.document_changes and caps.create_files:
+            old = await asyncio.to_thread(_read_if_file, path)
+            edit = whole_file_edit(
+                path.as_uri(), old, content, workspace, document_changes=True, create_ok=True
+            )
+        else:
+            return False
+        if edit is None:
+            return False
+        try:
+            await self.apply_edit(edit, f"Agent: write {path.name}")
+        except EditFailed as exc:
+            from ..core.errors import SidecarError  # loaded with the engine, which calls this
+
+            raise SidecarError(-32603, str(exc)) from None
+        return True
+
+    async def apply_edit(self, edit: types.WorkspaceEdit, label: str) -> None:
+        """Apply through the editor; raise `EditFailed` with the reason when it does not."""
+        timeout = self.port.request_timeout
+        try:
+            result = await asyncio.wait_for(
+                self.port.apply_workspace_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label)),
+                timeout,
+            )
+        except TimeoutError:
+            raise EditFailed(f"the editor did not answer workspace/applyEdit within {timeout:g} s") from None
+        if result is None or not getattr(result, "applied", False):
+            reason = getattr(result, "failure_reason", None) if result is not None else None
+            raise EditFailed(f"the editor rejected the edit{': ' + reason if reason else ''}")
+
+    # ------------------------------------------------------------------ agent diffs
+    async def diff_edit(self, diff: JsonObj) -> types.WorkspaceEdit | None:
+        """The WorkspaceEdit that writes a diff's newText over the current file (open buffer first)."""
+        new_text = diff.get("newText")
+        if not isinstance(new_text, str):
+            return None
+        caps = self.port.caps
+        uri, current = await self.current(Path(str(diff.get("path"))))
+        return whole_file_edit(
+            uri,
+            current,
+            new_text,
+            self.port.workspace,
+            document_changes=caps.document_changes,
+            create_ok=caps.create_files,
+        )
+
+    async def apply_diffs(self, diffs: list[JsonObj]) -> bool:
+        """Apply each diff not applied yet; False when one cannot be expressed or is rejected."""
+        for diff in diffs:
+            if (await self.current(Path(str(diff.get("path")))))[1] == diff.get("newText"):
+                continue  # already applied (e.g. by the code action's own edit preview)
+            edit = await self.diff_edit(diff)
+            if edit is None:
+                return False
+            try:
+                await self.apply_edit(edit, "Apply agent edit")
+            except EditFailed:
+                return False
+        return True
+
+    # ------------------------------------------------------------------ prompt context
+    async def selection(self, uri: str, rng: types.Range | None) -> tuple[str, str | None]:
+        """The text of `uri` (open buffer first), or of `rng` in it: (text, label like "lines 3-7")."""
+        doc = self.port.workspace.text_documents.get(uri)
+        if doc is not None:
+            source = doc.source
+        else:
+            path = to_fs_path(uri)
+            if not path:
+                raise ValueError(f"uri {uri!r:.200} is not a file the sidecar can read")
+            try:
+                found = await asyncio.to_thread(_read_if_file, Path(path))
+            except SidecarError as exc:
+                raise ValueError(exc.message) from None
+            if found is None:
+                raise ValueError(f"cannot read {path}: no such file")
+            source = found
+        if rng is None:
+            return source, None
+        lines = source.splitlines(keepends=True)
+        codec = self.port.workspace.position_codec
+        start = codec.position_from_client_units(lines, rng.start)
+        end = codec.position_from_client_units(lines, rng.end)
+        if (end.line, end.character) < (start.line, start.character):
+            start, end = end, start
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+
+        def offset(pos: Any) -> int:
+            line, character = int(pos.line), int(pos.character)
+            if line >= len(lines):
+                return offsets[-1]
+            return offsets[line] + min(character, len(lines[line]))
+
+        return source[offset(start) : offset(end)], f"lines {start.line + 1}-{end.line + 1}"
+
+
+def _read_if_file(path: Path) -> str | None:
+    """The file's UTF-8 text, None when there is no file; a clear error (SidecarError) for what is
+    not a readable regular UTF-8 file (never blocks on a FIFO, never replaces bytes silently)."""
+    return read_text_if_exists(Path(os.path.realpath(path)))

@@ -1,0 +1,165 @@
+"""Engine events to LSP messages: `acp/*` notifications, progress, messages, the editor's log.
+
+`Notifier` is the engine's `EngineListener`. It is called synchronously and in
+order; text chunks go through the coalescer, everything else flushes it first.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from ..tasks import OwnedTasks
+from .coalesce import Coalescer
+from .progress import TurnProgress
+
+if TYPE_CHECKING:
+    from ..core.session import PermissionRequest
+    from .permissions import PermissionPrompts
+    from .ports import NotifierPort
+    from .status_diagnostic import StatusDiagnostic
+
+JsonObj = dict[str, Any]
+
+_LOG_TYPES = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+    "agent": types.MessageType.Log,
+    "debug": types.MessageType.Log,
+}
+STDERR_LINES_PER_SECOND = 200
+LOG_LINE_MAX = 2_000
+
+
+class EditorLogHandler(logging.Handler):
+    """The sidecar's own warnings and errors, also shown in the editor's log (window/logMessage)."""
+
+    def __init__(self, notifier: Notifier) -> None:
+        super().__init__(logging.WARNING)
+        self.notifier = notifier
+        self._busy = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._busy or record.name.startswith("pygls"):
+            return  # pygls logs its own sends: forwarding those would recurse
+        self._busy = True
+        try:
+            level = "error" if record.levelno >= logging.ERROR else "warning"
+            self.notifier.on_log(level, f"[sidecar] {record.getMessage()}")
+        except Exception:
+            self.handleError(record)
+        finally:
+            self._busy = False
+
+
+class Notifier:
+    def __init__(
+        self,
+        port: NotifierPort,
+        tasks: OwnedTasks,
+        status_diagnostic: StatusDiagnostic,
+        permissions: PermissionPrompts,
+    ) -> None:
+        self.port = port
+        self.coalescer = Coalescer(self._send_update)
+        self.progress: dict[str, TurnProgress] = {}
+        self._tasks = tasks
+        self._status_diagnostic = status_diagnostic
+        self._permissions = permissions
+        self._log_window = 0.0
+        self._log_count = 0
+        self._log_dropped = 0
+        self._last_title: dict[str, str | None] = {}
+        self.log_handler = EditorLogHandler(self)
+
+    def close(self) -> None:
+        self.coalescer.close()
+
+    # ------------------------------------------------------------------ EngineListener
+    def on_session_update(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+        # A text chunk never changes what progress shows: only other updates go there.
+        if (
+            not self.coalescer.push(session_id, turn_id, replay, update)
+            and turn_id is not None
+            and (progress := self.progress.get(turn_id)) is not None
+        ):
+            progress.on_update(update)
+
+    def _send_update(self, params: JsonObj) -> None:
+        self.port.notify("acp/sessionUpdate", params)
+
+    def on_turn(
+        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+    ) -> None:
+        self.coalescer.flush()
+        self.port.notify(
+            "acp/turn",
+            {
+                "sessionId": session_id,
+                "turnId": turn_id,
+                "state": state,
+                "stopReason": stop_reason,
+                "error": error,
+            },
+        )
+        if state == "running" and self.port.caps.progress:
+            progress = TurnProgress(self.port, turn_id, self.port.session_title(session_id))
+            self.progress[turn_id] = progress
+            self._tasks.spawn(progress.run(), f"progress-{turn_id}")
+        elif state == "ended":
+            ended = self.progress.pop(turn_id, None)
+            if ended is not None:
+                ended.finish(stop_reason, error)
+            if error is not None:
+                self.port.show_message(types.MessageType.Error, f"ACP turn failed: {error.get('message')}")
+
+    def on_status(self, status: JsonObj) -> None:
+        self.coalescer.flush()
+        self.port.notify("acp/status", status)
+        self._status_diagnostic.status(status)
+
+    def on_session_info(self, info: JsonObj) -> None:
+        self.coalescer.flush()
+        self.port.notify("acp/sessionInfo", info)
+        session_id = info.get("sessionId")
+        title = info.get("title")
+        if (
+            self.port.options.notify.title_as_show_message
+            and isinstance(session_id, str)
+            and title
+            and self._last_title.get(session_id) != title
+        ):
+            self._last_title[session_id] = title
+            self.port.show_message(types.MessageType.Info, f"ACP session: {title}")
+
+    def on_permission(self, request: PermissionRequest) -> None:
+        self.coalescer.flush()
+        self._permissions.on_permission(request)
+
+    def on_log(self, level: str, message: str) -> None:
+        if self.port.stopping:
+            return
+        if level == "agent":
+            now = time.monotonic()
+            if now - self._log_window >= 1.0:
+                if self._log_dropped:
+                    self._log(types.MessageType.Log, f"[agent] ({self._log_dropped} stderr lines not shown)")
+                self._log_window, self._log_count, self._log_dropped = now, 0, 0
+            self._log_count += 1
+            if self._log_count > STDERR_LINES_PER_SECOND:
+                self._log_dropped += 1
+                return
+            message = f"[agent] {message}"
+        self._log(_LOG_TYPES.get(level, types.MessageType.Log), message)
+
+    def _log(self, kind: types.MessageType, message: str) -> None:
+        if len(message) > LOG_LINE_MAX:
+            message = message[:LOG_LINE_MAX] + "…"
+        self.port.log_message(kind, message)
+
+    def on_error(self, message: str) -> None:
+        self.port.show_message(types.MessageType.Error, message)

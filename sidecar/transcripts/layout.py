@@ -1,0 +1,194 @@
+"""Reading a whole document back into its parts, repairing it, trimming its head, and joining new
+text to a conversation someone else ended. Pure text functions: the store does the I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .blocks import BlockState, Mode, line_states, scan_end
+from .document import (
+    PROMPT_AREA,
+    TRIM_NOTE,
+    header_text,
+    locate_prompt_area,
+    parse_identity,
+    separator_for,
+)
+from .elements import HEADINGS
+
+__all__ = ["Layout", "bridge", "parse_layout", "trim_head"]
+
+CONTINUED = "…"
+_OUR_HEADINGS = tuple(h + "\n" for h in HEADINGS.values())
+
+
+@dataclass
+class Layout:
+    """A document split into its parts. `repaired`: it was not well formed (a torn write, a
+    missing header or prompt area) and must be rewritten whole."""
+
+    header: str
+    title_line: str
+    body: str  # the conversation, without the separator before the prompt area
+    prompt: str  # what follows the marker line (the user's unsent prompt)
+    repaired: bool = False
+    closing: str = ""  # closes a code block the body ends inside (see separator_for)
+
+    @property
+    def separator(self) -> str:
+        return separator_for(self.body, self.closing)
+
+    def text(self) -> str:
+        return self.header + self.body + self.separator + PROMPT_AREA + self.prompt
+
+
+def decode_prefix(data: bytes) -> tuple[str, bool]:
+    """Bytes as text; a multi-byte character cut off at the end (a torn write) is dropped.
+    Returns (text, whether anything was dropped or replaced)."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data":
+            return data[: exc.start].decode("utf-8", "replace"), True
+        return data.decode("utf-8", "replace"), True
+
+
+def parse_layout(text: str, agent: str, session_id: str, title: str | None) -> Layout:
+    """Split a document; repair what a torn write or an edit broke (nothing before the tear is lost)."""
+    repaired = False
+    first = text.find("\n")
+    second = text.find("\n", first + 1) if first >= 0 else -1
+    identity = parse_identity(text[first + 1 : second]) if second >= 0 else None
+    fresh_header = header_text(title, agent, session_id)
+    if text.startswith("# ") and identity == (agent, session_id) and text[second + 1 : second + 2] == "\n":
+        header = text[: second + 2]
+        title_line = text[:first]
+        rest = text[second + 2 :]
+    else:
+        repaired = True
+        header = fresh_header
+        title_line = fresh_header.split("\n", 1)[0]
+        # A creation torn before its header was complete leaves a prefix of a header: drop it.
+        if fresh_header.startswith(text) or (text.startswith("# ") and "\n" not in text):
+            rest = ""
+        else:
+            rest = text
+    area = locate_prompt_area(rest)
+    if area is None:
+        repaired = True
+        body = _strip_torn_area(rest)
+        prompt = ""
+    else:
+        body = rest[: area.start]
+        prompt = rest[area.prompt_start :]
+        if rest[area.start : area.prompt_start] != PROMPT_AREA:
+            repaired = True  # the area's own lines were edited: write them afresh
+    body = body.rstrip("\n")
+    body = body + "\n" if body else ""
+    state = scan_end(body)
+    if state.mode is Mode.FENCE:
+        # A writer stopped inside a code block: close it, or it swallows the prompt area.
+        body += state.fence_opener + "\n"
+        repaired = True
+    return Layout(header, title_line, body, prompt, repaired)
+
+
+def _strip_torn_area(rest: str) -> str:
+    """Drop a prompt area cut off by a torn write (the text before it is kept)."""
+    for size in range(len(PROMPT_AREA) - 1, 0, -1):
+        piece = PROMPT_AREA[:size]
+        if rest.endswith(piece) and (len(rest) == size or rest[-size - 1] == "\n"):
+            return rest[:-size]
+    return rest
+
+
+def bridge(body: str, mid_line: bool, fence: str) -> str:
+    """What goes between `body` (a conversation someone else wrote last) and new text that was
+    rendered for another ending: a code block left open is closed, containers are closed by a
+    blank line and an unindented line, and the new text's own fence or line is re-opened."""
+    if not body:
+        return (fence + "\n" if fence else "") + (CONTINUED if mid_line else "")
+    state = scan_end(body)
+    parts: list[str] = []
+    if not body.endswith("\n"):
+        parts.append("\n")
+    if state.mode is Mode.FENCE:
+        parts.append(state.fence_opener + "\n")
+    if not (body + "".join(parts)).endswith("\n\n"):
+        parts.append("\n")
+    # Containers (lists, quotes) may still be open: an unindented line after the blank one
+    # closes them all.
+    containers = state.mode is Mode.UNCERTAIN
+    if fence:
+        if containers:
+            parts.append(CONTINUED + "\n\n")
+        parts.append(fence + "\n")
+        if mid_line:
+            parts.append(CONTINUED)
+    elif mid_line:
+        parts.append(CONTINUED)
+    elif containers:
+        parts.append(CONTINUED + "\n\n")
+    return "".join(parts)
+
+
+def trim_head(body: str, remove_bytes: int, prefer_within: int) -> tuple[str, int, int]:
+    """Cut at least `remove_bytes` bytes from the head of a conversation; returns the new body
+    (starting with the trim note), how many bytes of conversation are gone in all, and how many
+    characters of `body` were replaced by the new note (and re-opening fence).
+
+    The cut is at a line start, where the block state is known, so the rest keeps its structure:
+    a code block cut in two is re-opened. One of our own headings within `prefer_within` bytes
+    after the minimum is preferred."""
+    earlier = 0
+    skipped = 0
+    note = TRIM_NOTE.match(body)
+    if note is not None:
+        earlier = int(note.group(1))
+        skipped = note.end()
+        body = body[skipped:]
+    cut_offset, cut_state, cut_bytes = _choose_cut(body, remove_bytes, prefer_within)
+    if cut_offset is None:
+        # No line starts late enough: cut inside the last line.
+        cut_offset, cut_bytes = _char_at_byte(body, remove_bytes)
+        line_start = body.rfind("\n", 0, cut_offset) + 1
+        before = scan_end(body[:line_start])
+        after = scan_end(body[line_start:], before)
+        prefix = (after.fence_opener + "\n" if after.mode is Mode.FENCE else "") + CONTINUED
+    else:
+        prefix = cut_state.fence_opener + "\n" if cut_state.mode is Mode.FENCE else ""
+    gone = earlier + cut_bytes
+    kept = body[cut_offset:]
+    new_note = f"_… {gone} earlier bytes trimmed …_\n\n"
+    return new_note + prefix + kept, gone, skipped + cut_offset
+
+
+def _choose_cut(body: str, remove_bytes: int, prefer_within: int) -> tuple[int | None, BlockState, int]:
+    position_bytes = 0
+    fallback: tuple[int, BlockState, int] | None = None
+    last_offset = 0
+    for offset, state in line_states(body):
+        position_bytes += len(body[last_offset:offset].encode("utf-8", "surrogatepass"))
+        last_offset = offset
+        if position_bytes < remove_bytes or offset == 0:
+            continue
+        if fallback is None:
+            fallback = (offset, state, position_bytes)
+        if state.mode is not Mode.FENCE and state.after_blank and body.startswith(_OUR_HEADINGS, offset):
+            return offset, state, position_bytes
+        if position_bytes - fallback[2] > prefer_within:
+            break
+    if fallback is None:
+        return None, BlockState(), 0
+    return fallback
+
+
+def _char_at_byte(text: str, byte_count: int) -> tuple[int, int]:
+    """The first character offset whose UTF-8 prefix is at least `byte_count` bytes (and that size)."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    if byte_count >= len(encoded):
+        return len(text), len(encoded)
+    cut = byte_count
+    while cut < len(encoded) and (encoded[cut] & 0xC0) == 0x80:
+        cut += 1  # not inside a character
+    return len(encoded[:cut].decode("utf-8", "surrogatepass")), cut

@@ -1,0 +1,464 @@
+"""Transcript documents on disk: one private Markdown file per (agent, session), shared by every
+sidecar on the state dir.
+
+Every change is one read-modify-write under an exclusive lock on the document. An append writes
+in place: the file is cut where the conversation ends (just above the prompt area) and the new text,
+the prompt area and the user's unsent prompt are written after it, then fsynced. A torn write can
+only lose what it was writing: the next writer that finds the prompt area missing repairs it.
+Whole rewrites (trimming the head, a new title, repairs) go through a temp file and a rename.
+
+The store remembers what it wrote last; when the file is still exactly that, an append reads only
+the few bytes after the conversation. Otherwise (another process wrote, a crash, an edit) it reads
+the whole document, repairs it if needed, and bridges to the new text (:func:`~.layout.bridge`).
+
+All methods block (file I/O and locks): call them from a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .document import PROMPT_AREA, header_text, separator_for, title_line
+from .elements import HEADINGS
+from .files import Locked, locked_file, private_dir, read_all, write_all
+from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
+from .model import Anchor, AnchoredEdit, Batch, DocumentChange
+from .names import TranscriptPaths
+
+__all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+MIN_MAX_BYTES = 4096
+TRIM_TO = 0.75  # a trim leaves this share of the bound, so that trims are rare
+CONTEXT_CHARS = 32  # text before an insertion that an editor buffer must match to mirror it
+MAX_KEYS_BYTES = 8 * 1024 * 1024
+_KEY = re.compile(rb"\A[a-zA-Z]{1,3}:[0-9a-f]{8,64}\Z")
+_AREA_BYTES = PROMPT_AREA.encode()
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The document as this store last left it; valid while the file is unchanged."""
+
+    ino: int
+    dev: int
+    size: int
+    mtime_ns: int
+    body_end: int  # bytes: where the conversation ends and new text goes
+    tail: bytes  # the bytes from body_end to the end (separator, prompt area, unsent prompt)
+    context: str  # the last characters of the conversation
+    sep: str
+
+
+@dataclass
+class _Keys:
+    counts: Counter[str]
+    size: int
+    ino: int
+
+
+class TranscriptStore:
+    """The transcript documents under ``STATE/transcripts`` (see the module doc)."""
+
+    def __init__(self, state_dir: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, durable: bool = True) -> None:
+        if max_bytes < MIN_MAX_BYTES:
+            raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}, got {max_bytes}")
+        self.state_dir = Path(state_dir)
+        self.root = self.state_dir / "transcripts"
+        self.paths = TranscriptPaths(self.root)
+        self.max_bytes = max_bytes
+        self.durable = durable
+        self._guard = threading.Lock()
+        self._path_locks: dict[Path, threading.Lock] = {}
+        self._known: dict[Path, _Known] = {}
+        self._titles: dict[Path, str | None] = {}
+        self._keys: dict[Path, _Keys] = {}
+
+    # ------------------------------------------------------------------ names
+
+    def path(self, agent: str, session_id: str) -> Path:
+        return self.paths.document(agent, session_id)
+
+    def uri(self, agent: str, session_id: str) -> str:
+        return self.path(agent, session_id).as_uri()
+
+    def identify(self, location: str | Path) -> tuple[str, str] | None:
+        """(agent, session) when a path or file:// URI is one of our documents, else None."""
+        return self.paths.identify(location)
+
+    # ------------------------------------------------------------------ operations
+
+    def ensure(self, agent: str, session_id: str, title: str | None = None) -> DocumentChange | None:
+        """Create the document if it is missing (with `title`), repair it if it is broken."""
+        return self._transaction(agent, session_id, title, lambda doc: doc.ensure())
+
+    def append(self, agent: str, session_id: str, batch: Batch) -> DocumentChange | None:
+        """Append a rendered batch just above the prompt area, in one locked operation.
+
+        Replayed items the document already holds are dropped here, under the lock, so two
+        sidecars replaying one session do not both add the same history. Returns what changed
+        (None: nothing did)."""
+        return self._transaction(agent, session_id, None, lambda doc: doc.append(batch))
+
+    def set_title(self, agent: str, session_id: str, title: str | None) -> DocumentChange | None:
+        """Rewrite the header's title line (None when it already says that)."""
+        return self._transaction(agent, session_id, title, lambda doc: doc.retitle(title))
+
+    def clear_prompt(self, agent: str, session_id: str) -> DocumentChange | None:
+        """Empty the prompt area of the file (an editor saved a prompt into it)."""
+        return self._transaction(agent, session_id, None, lambda doc: doc.clear_prompt())
+
+    def read(self, agent: str, session_id: str) -> str | None:
+        """The document's text as it is on disk (None: there is none)."""
+        try:
+            data = self.path(agent, session_id).read_bytes()
+        except FileNotFoundError:
+            return None
+        return decode_prefix(data)[0]
+
+    def keys(self, agent: str, session_id: str) -> Counter[str]:
+        """The index of items the document holds (or held before a trim), with their counts."""
+        path = self.path(agent, session_id)
+        with self._lock_for(path):
+            return Counter(self._read_keys(self.paths.keys_file(agent, session_id)))
+
+    # ------------------------------------------------------------------ machinery
+
+    def _lock_for(self, path: Path) -> threading.Lock:
+        with self._guard:
+            return self._path_locks.setdefault(path, threading.Lock())
+
+    def _transaction(
+        self,
+        agent: str,
+        session_id: str,
+        title: str | None,
+        operation: Callable[[_Open], DocumentChange | None],
+    ) -> DocumentChange | None:
+        path = self.path(agent, session_id)
+        with self._lock_for(path):
+            if title is not None:
+                self._titles[path] = title
+            private_dir(path.parent, self.state_dir)
+            with locked_file(path, self.durable) as locked:
+                doc = _Open(self, locked, agent, session_id, self._titles.get(path))
+                change = operation(doc)
+                self._remember(path, locked, doc)
+                return change
+
+    def _remember(self, path: Path, locked: Locked, doc: _Open) -> None:
+        if doc.known is None:
+            self._known.pop(path, None)
+            return
+        info = os.fstat(locked.fd)
+        self._known[path] = _Known(
+            info.st_ino,
+            info.st_dev,
+            info.st_size,
+            info.st_mtime_ns,
+            doc.known.body_end,
+            doc.known.tail,
+            doc.known.context,
+            doc.known.sep,
+        )
+
+    def _read_keys(self, keys_path: Path) -> Counter[str]:
+        cached = self._keys.get(keys_path)
+        try:
+            info = os.stat(keys_path)
+        except FileNotFoundError:
+            self._keys.pop(keys_path, None)
+            return Counter()
+        if cached is not None and cached.ino == info.st_ino and cached.size == info.st_size:
+            return cached.counts
+        grown = cached is not None and cached.ino == info.st_ino and cached.size < info.st_size
+        start = cached.size if cached is not None and grown else 0
+        counts = cached.counts if cached is not None and grown else Counter()
+        with open(keys_path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+        complete = data[: data.rfind(b"\n") + 1]  # a torn last line is not a key yet
+        for line in complete.split(b"\n"):
+            if _KEY.match(line):
+                counts[line.decode()] += 1
+        self._keys[keys_path] = _Keys(counts, start + len(complete), info.st_ino)
+        return counts
+
+    def _add_keys(self, keys_path: Path, keys: list[str]) -> None:
+        if not keys:
+            return
+        counts = self._read_keys(keys_path)
+        try:
+            size = os.stat(keys_path).st_size
+        except FileNotFoundError:
+            size = 0
+        if size > MAX_KEYS_BYTES:
+            return  # a huge history: later replays may repeat its oldest items, nothing worse
+        fd = os.open(keys_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            info = os.fstat(fd)
+            if info.st_mode & 0o777 != 0o600:
+                os.fchmod(fd, 0o600)
+            data = "".join(key + "\n" for key in keys).encode()
+            os.write(fd, data)
+            if self.durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        counts.update(keys)
+        cached = self._keys.get(keys_path)
+        if cached is not None:
+            self._keys[keys_path] = _Keys(counts, cached.size + len(data), cached.ino)
+
+
+@dataclass
+class _Written:
+    body_end: int
+    tail: bytes
+    context: str
+    sep: str
+
+
+class _Open:
+    """One document during one locked operation."""
+
+    def __init__(
+        self, store: TranscriptStore, locked: Locked, agent: str, session_id: str, title: str | None
+    ):
+        self.store = store
+        self.locked = locked
+        self.agent = agent
+        self.session_id = session_id
+        self.title = title
+        self.path = locked.path
+        self.keys_path = store.paths.keys_file(agent, session_id)
+        self.known: _Written | None = None
+
+    # -- reading
+
+    def _fast(self) -> _Known | None:
+        """What we wrote last, if the file is still exactly that."""
+        known = self.store._known.get(self.path)
+        if known is None:
+            return None
+        info = os.fstat(self.locked.fd)
+        if (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns) != (
+            known.ino,
+            known.dev,
+            known.size,
+            known.mtime_ns,
+        ):
+            return None
+        tail = os.pread(self.locked.fd, known.size - known.body_end, known.body_end)
+        return known if tail == known.tail else None
+
+    def _layout(self) -> tuple[Layout, bool]:
+        """The whole document, parsed (created if empty). Returns (layout, created)."""
+        self._remove_stale_temp_files()
+        data = read_all(self.locked.fd)
+        if not data:
+            return Layout(header_text(self.title, self.agent, self.session_id), "", "", ""), True
+        text, torn = decode_prefix(data)
+        layout = parse_layout(text, self.agent, self.session_id, self.title)
+        layout.repaired = layout.repaired or torn
+        return layout, False
+
+    def _remove_stale_temp_files(self) -> None:
+        """A writer killed during a rewrite leaves its temp file. Under the document's lock no
+        rewrite of it is under way, so any temp file of this document is such a leftover."""
+        prefix = f".{self.path.name}."
+        with os.scandir(self.path.parent) as entries:
+            for entry in entries:
+                if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.path)
+
+    # -- writing
+
+    def _write_whole(self, layout: Layout) -> str:
+        text = layout.text()
+        data = text.encode("utf-8", "surrogatepass")
+        if os.fstat(self.locked.fd).st_size == 0:
+            write_all(self.locked.fd, data, 0)
+            if self.store.durable:
+                os.fsync(self.locked.fd)
+        else:
+            self.locked.replace(data)
+        self._note_written(layout.header + layout.body, layout, data)
+        return text
+
+    def _note_unchanged(self, layout: Layout) -> None:
+        self._note_written(
+            layout.header + layout.body, layout, layout.text().encode("utf-8", "surrogatepass")
+        )
+
+    def _note_written(self, before_sep: str, layout: Layout, data: bytes) -> None:
+        sep = layout.separator
+        body_end = len(before_sep.encode("utf-8", "surrogatepass"))
+        self.known = _Written(body_end, data[body_end:], layout.body[-CONTEXT_CHARS:], sep)
+
+    def ensure(self) -> DocumentChange | None:
+        if self._fast() is not None:
+            self.known = self._as_written()
+            return None
+        layout, created = self._layout()
+        if created or layout.repaired:
+            return DocumentChange(self.path, document=self._write_whole(layout), created=created)
+        self._note_unchanged(layout)
+        return None
+
+    def _as_written(self) -> _Written:
+        known = self.store._known[self.path]
+        return _Written(known.body_end, known.tail, known.context, known.sep)
+
+    def retitle(self, title: str | None) -> DocumentChange | None:
+        layout, created = self._layout()
+        new_line = title_line(title)
+        if new_line == layout.title_line and not (created or layout.repaired):
+            self._note_unchanged(layout)
+            return None
+        old_line = layout.title_line
+        layout.header = new_line + layout.header[len(old_line) :]
+        layout.title_line = new_line
+        repaired = created or layout.repaired
+        text = self._write_whole(layout)
+        if repaired:
+            return DocumentChange(self.path, document=text, title_changed=True, created=created)
+        edit = AnchoredEdit(Anchor.TITLE, 0, old_line, new_line)
+        return DocumentChange(self.path, edits=(edit,), title_changed=True)
+
+    def clear_prompt(self) -> DocumentChange | None:
+        layout, created = self._layout()
+        if not layout.prompt and not created and not layout.repaired:
+            self._note_unchanged(layout)
+            return None
+        layout.prompt = ""
+        return DocumentChange(self.path, document=self._write_whole(layout), created=created)
+
+    def append(self, batch: Batch) -> DocumentChange | None:
+        fast = self._fast()
+        tail_of_body = fast.context[-2:] if fast is not None else None
+        text, keys = self._batch_text(batch, tail_of_body)
+        if not text:
+            change = None
+            if fast is not None:
+                self.known = self._as_written()
+            else:
+                change = self.ensure()
+        elif fast is not None and self._fits(fast, text):
+            change = self._append_in_place(fast, text, batch.closing)
+        else:
+            change = self._append_whole(batch, text, fast)
+        # The keys go after the text: a crash between the two can repeat an item on a later
+        # replay, never lose one.
+        self.store._add_keys(self.keys_path, keys)
+        return change
+
+    def _batch_text(self, batch: Batch, body_tail: str | None) -> tuple[str, list[str]]:
+        """The batch as text (replayed items the document holds dropped) and the keys to record."""
+        keys = list(batch.keys)
+        items_text = ""
+        if batch.items:
+            index = self.store._read_keys(self.keys_path)
+            cursor = batch.cursor
+            matched = cursor.matched if cursor is not None else Counter()
+            parts: list[str] = []
+            section: str | None = None
+            for item in batch.items:
+                matched[item.key] += 1
+                if matched[item.key] <= index[item.key]:
+                    continue  # the document already has it
+                if item.section is not None and item.section != section:
+                    parts.append(HEADINGS[item.section] + "\n\n")
+                section = item.section
+                parts.append(item.text + "\n")
+                keys.append(item.key)
+            items_text = "".join(parts)
+        text = batch.lead
+        if items_text:
+            text += _blank_after(text or (body_tail or "")) + items_text
+        if batch.text:
+            if batch.needs_blank and (text or body_tail):
+                text += _blank_after(text or (body_tail or ""))
+            text += batch.text
+        return text, keys
+
+    def _fits(self, fast: _Known, text: str) -> bool:
+        added = len(text.encode("utf-8", "surrogatepass")) + 2
+        return fast.size + added <= self.store.max_bytes
+
+    def _append_in_place(self, fast: _Known, text: str, closing: str) -> DocumentChange:
+        old_sep = fast.sep
+        prompt = fast.tail[len(old_sep.encode()) + len(_AREA_BYTES) :]
+        context = fast.context + text
+        new_sep = separator_for(context[-2:] if context else "", closing)
+        data = (text + new_sep).encode("utf-8", "surrogatepass") + _AREA_BYTES + prompt
+        fd = self.locked.fd
+        os.ftruncate(fd, fast.body_end)
+        write_all(fd, data, fast.body_end)
+        if self.store.durable:
+            os.fsync(fd)
+        added = len(text.encode("utf-8", "surrogatepass"))
+        self.known = _Written(fast.body_end + added, data[added:], context[-CONTEXT_CHARS:], new_sep)
+        edit = AnchoredEdit(
+            Anchor.AREA,
+            -(len(fast.context) + len(old_sep)),
+            fast.context + old_sep,
+            fast.context + text + new_sep,
+        )
+        return DocumentChange(self.path, edits=(edit,))
+
+    def _append_whole(self, batch: Batch, text: str, fast: _Known | None) -> DocumentChange:
+        """Append by rewriting the whole document: when someone else wrote last (bridge to it),
+        after a crash (repair), or when the head must be trimmed."""
+        layout, created = self._layout()
+        if fast is not None and not layout.repaired:
+            # Our own document: the conversation ends exactly where we left it (maybe mid-line).
+            data = read_all(self.locked.fd)
+            old_body = data[len(layout.header.encode()) : fast.body_end].decode("utf-8", "surrogatepass")
+        else:
+            old_body = layout.body
+            if old_body:
+                text = bridge(old_body, batch.mid_line, batch.fence) + text
+            elif batch.fence:
+                text = batch.fence + "\n" + text
+        combined = old_body + text
+        layout.body = combined
+        layout.closing = batch.closing
+        trimmed = replaced = 0
+        total = len(layout.text().encode("utf-8", "surrogatepass"))
+        if total > self.store.max_bytes:
+            target = int(self.store.max_bytes * TRIM_TO)
+            layout.body, trimmed, replaced = trim_head(combined, total - target, self.store.max_bytes // 8)
+        document = self._write_whole(layout)
+        if fast is None or layout.repaired or replaced > len(old_body) - len(fast.context):
+            return DocumentChange(self.path, document=document, trimmed_bytes=trimmed, created=created)
+        # Our own document, trimmed: two edits (the head, the end) rather than the whole text.
+        edits = []
+        if replaced:
+            head = layout.body[: len(layout.body) - (len(combined) - replaced)]
+            edits.append(AnchoredEdit(Anchor.BODY, 0, old_body[:replaced], head))
+        new_sep = layout.separator
+        edits.append(
+            AnchoredEdit(
+                Anchor.AREA,
+                -(len(fast.context) + len(fast.sep)),
+                fast.context + fast.sep,
+                fast.context + text + new_sep,
+            )
+        )
+        return DocumentChange(self.path, edits=tuple(edits), trimmed_bytes=trimmed)
+
+
+def _blank_after(text: str) -> str:
+    """Newlines that make `text` end with a blank line."""
+    if not text or text.endswith("\n\n"):
+        return ""
+    return "\n" if text.endswith("\n") else "\n\n"

@@ -1,0 +1,36 @@
+"""The real sidecar keeps its state private: 0700 directory, 0600 files, whatever the umask."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fs_modes import mode_of, umask
+from tests.lsp.editor import open_editor
+from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o000])
+async def test_state_files_are_private(workspace: Path, state_dir: Path, mask: int) -> None:
+    state_dir.chmod(0o777 & ~mask)  # as mkdir under that umask left it
+    (state_dir / "agents.json").write_text("{}")
+    (state_dir / "agents.json").chmod(0o644)  # as an older version left it
+    title = {"update": {"sessionUpdate": "session_info_update", "title": "Private title"}}
+    with umask(mask):
+        async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+            await ed.command("acp.session.new")
+            await scripted(ed, [title])
+            await ed.wait_for("acp/sessionInfo", lambda i: i["title"] == "Private title")
+            async with asyncio.timeout(10):
+                while "scripted-agent" not in (state_dir / "agents.json").read_text():
+                    await asyncio.sleep(0.05)
+            live = {p.name: mode_of(p) for p in state_dir.iterdir()}
+            logs = [m.message for m in ed.client.log_messages]
+    assert mode_of(state_dir) == 0o700
+    assert {"titles.sqlite3", "titles.sqlite3-wal", "titles.sqlite3-shm", "agents.json"} <= set(live), live
+    assert live == dict.fromkeys(live, 0o600), live
+    assert json.loads((state_dir / "agents.json").read_text())
+    assert any("agents.json" in m and "made it private" in m for m in logs), logs

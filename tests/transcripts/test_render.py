@@ -1,0 +1,255 @@
+"""The renderer: each kind of conversation event as transcript Markdown."""
+
+from __future__ import annotations
+
+from sidecar.transcripts.elements import context_meta, rename_prompt
+from sidecar.transcripts.render import MAX_MESSAGE
+
+from .helpers import FIXED, agent, rendered, renderer, user, user_block
+
+ENGINE_CONTEXT = "Context from app.py (lines 3-7):\n```\ndef main():\n    return 1\n```"
+RESOURCE = {"type": "resource", "resource": {"uri": "file:///ws/src/app.py", "text": "a\nb\n"}}
+LINK = {"type": "resource_link", "uri": "file:///ws/src/app.py", "name": "app.py"}
+
+
+def test_a_prompt_names_its_embedded_context_never_its_content() -> None:
+    r = renderer()
+    r.prompt(
+        [{"type": "text", "text": "Explain this"}, RESOURCE], labels={"file:///ws/src/app.py": "lines 3-7"}
+    )
+    text = rendered(r)
+    assert text == "## You\n\nExplain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert "[resource" not in text
+
+
+def test_an_embedded_context_names_its_range_from_its_meta_in_a_replay() -> None:
+    block = dict(RESOURCE, _meta=context_meta("lines 3-7"))
+    r = renderer()
+    r.begin_replay()
+    r.update(user_block({"type": "text", "text": "Explain this"}))
+    r.update(user_block(block))
+    r.end_replay()
+    batch = r.take()
+    assert batch is not None
+    assert batch.items[0].text == "Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
+
+
+def test_a_prompt_with_a_link_and_the_context_text_block() -> None:
+    r = renderer()
+    r.prompt([{"type": "text", "text": "Explain this"}, LINK, {"type": "text", "text": ENGINE_CONTEXT}])
+    text = rendered(r)
+    assert text == "## You\n\nExplain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert "def main" not in text and "Context from" not in text
+
+
+def test_a_replayed_prompt_looks_like_the_live_one_and_has_the_same_key() -> None:
+    live = renderer()
+    live.prompt([{"type": "text", "text": "Explain this"}, LINK, {"type": "text", "text": ENGINE_CONTEXT}])
+    live_batch = live.take()
+    replay = renderer()
+    replay.begin_replay()
+    for block in [{"type": "text", "text": "Explain "}, {"type": "text", "text": "this"}, LINK]:
+        replay.update(user_block(block, "u1"))
+    replay.update(user_block({"type": "text", "text": ENGINE_CONTEXT}, "u1"))
+    replay.end_replay()
+    batch = replay.take()
+    assert live_batch is not None and batch is not None
+    (item,) = batch.items
+    assert item.key == live_batch.keys[0]
+    assert item.section == "you"
+    assert item.text == "Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
+
+
+def test_the_rename_prompt_is_one_line_live_and_replayed() -> None:
+    text, meta = rename_prompt("Fix auth timeout")
+    r = renderer()
+    r.prompt([{"type": "text", "text": text}], meta)
+    r.update(user(text))  # the agent echoes it
+    r.update(agent("Renamed."))
+    r.turn_ended("end_turn")
+    out = rendered(r)
+    assert out.startswith("_Renamed to “Fix auth timeout”_\n\n## Agent\n\nRenamed.\n")
+    assert "Rename this session" not in out
+    replay = renderer()
+    replay.begin_replay()
+    replay.update(user(text, "m1"))
+    replay.end_replay()
+    batch = replay.take()
+    assert batch is not None
+    assert [(i.text, i.section) for i in batch.items] == [("_Renamed to “Fix auth timeout”_\n", None)]
+
+
+def test_an_echoed_prompt_is_not_shown_twice_but_another_user_message_is() -> None:
+    r = renderer()
+    r.prompt([{"type": "text", "text": "Hello"}, RESOURCE])
+    r.update(user_block(RESOURCE))  # echo of the resource block (the engine ate the text echo)
+    r.update(agent("Hi"))
+    r.update(user("Something the agent injected"))
+    r.turn_ended("end_turn")
+    out = rendered(r)
+    assert out.count("## You") == 2
+    assert "Something the agent injected" in out
+
+
+def test_agent_text_streams_and_equals_one_piece() -> None:
+    whole = "Here:\n```py\n# code\n```\nand # more\n# heading?"
+    one, many = renderer(), renderer()
+    one.update(agent(whole))
+    for ch in whole:
+        many.update(agent(ch))
+    assert rendered(one) == rendered(many)
+    one.turn_ended("end_turn")
+    many.turn_ended("end_turn")
+    assert rendered(one) == rendered(many)
+
+
+def test_thoughts_are_compact() -> None:
+    r = renderer()
+    r.update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "a\nb"}})
+    r.update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "x" * 2000}})
+    r.update(agent("Answer"))
+    out = rendered(r)
+    thought = out.split("\n")[2]
+    assert thought.startswith("> _Thinking:_ a b")
+    assert thought.endswith("…") and len(thought) < 600
+
+
+def test_tool_calls_show_title_name_kind_status_locations_and_diffs() -> None:
+    r = renderer()
+    r.update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "t1",
+            "title": "Edit app.py",
+            "name": "fs_write",
+            "kind": "edit",
+            "status": "pending",
+            "locations": [{"path": "/ws/src/app.py", "line": 3}],
+        }
+    )
+    r.update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
+    r.update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
+    diff = {"type": "diff", "path": "/ws/src/app.py", "oldText": "x = 1\n", "newText": "x = ```2```\n"}
+    r.update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": [diff]}
+    )
+    r.update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [diff]})  # again: once
+    out = rendered(r)
+    assert "**Tool:** Edit app.py (`fs_write` · edit · pending) — `src/app.py:3`\n" in out
+    assert out.count("**Tool:** Edit app.py — in_progress") == 1
+    assert out.count("**Tool:** Edit app.py — completed") == 1
+    assert out.count("Diff of `src/app.py`") == 1
+    assert "````diff\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-x = 1\n+x = ```2```\n````\n" in out
+
+
+def test_a_new_file_diff_and_a_huge_one() -> None:
+    r = renderer()
+    new = {"type": "diff", "path": "/ws/new.txt", "oldText": None, "newText": "hello\n"}
+    huge = {"type": "diff", "path": "/ws/big.txt", "oldText": "a\n" * 300_000, "newText": "b\n"}
+    r.update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Write", "content": [new, huge]})
+    out = rendered(r)
+    assert "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n" in out
+    assert "Diff of `big.txt`: too large to show" in out
+
+
+def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
+    r = renderer()
+    plan = {
+        "sessionUpdate": "plan",
+        "entries": [
+            {"content": "Read", "status": "completed", "priority": "high"},
+            {"content": "Fix\nit", "status": "in_progress", "priority": "low"},
+            {"content": "Test", "status": "pending", "priority": "low"},
+        ],
+    }
+    r.update(plan)
+    r.update(plan)
+    out = rendered(r)
+    assert out.count("**Plan:**") == 1
+    assert "- [x] Read\n- [ ] Fix it _(in progress)_\n- [ ] Test\n" in out
+
+
+def test_mode_model_notice_compaction_and_turn_end() -> None:
+    r = renderer()
+    r.set_modes(
+        {
+            "currentModeId": "ask",
+            "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+        }
+    )
+    model_option = {
+        "id": "model",
+        "category": "model",
+        "type": "select",
+        "currentValue": "fast",
+        "options": [{"value": "fast", "name": "Demo Fast"}, {"value": "smart", "name": "Demo Smart"}],
+    }
+    r.set_config_options([model_option])
+    r.update({"sessionUpdate": "current_mode_update", "currentModeId": "ask"})  # no change: nothing
+    r.update({"sessionUpdate": "current_mode_update", "currentModeId": "code"})
+    r.update(
+        {"sessionUpdate": "config_option_update", "configOptions": [dict(model_option, currentValue="smart")]}
+    )
+    r.update(
+        {
+            "sessionUpdate": "notice",
+            "severity": "warning",
+            "title": "Rate limited",
+            "description": "slow down",
+        }
+    )
+    r.update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "in_progress"})
+    r.update(
+        {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": "c1",
+            "content": {"type": "text", "text": "We fixed "},
+        }
+    )
+    r.update(
+        {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": "c1",
+            "content": {"type": "text", "text": "# auth"},
+        }
+    )
+    r.update({"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "completed"})
+    r.turn_ended("max_tokens")
+    r.turn_ended(None, {"code": -32603, "message": "agent \x1b[31mcrashed"})
+    out = rendered(r)
+    when = FIXED.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    assert "_Mode: Code_\n" in out and "Mode: Ask" not in out
+    assert "_Model: Demo Smart_\n" in out
+    assert "> **Warning:** Rate limited — slow down\n" in out
+    assert "_Context compacted._\n\nSummary:\n\nWe fixed # auth\n" in out
+    assert f"_Stopped at the token limit (max_tokens) · {when}_\n" in out
+    assert f"_Turn failed · {when}_ **Error:** agent crashed\n" in out
+
+
+def test_hostile_text_is_cleaned() -> None:
+    r = renderer()
+    r.update(agent("a\x00b\x1b[2Jc\x1b]0;title\x07d\ud800e\r\nf"))
+    r.turn_ended("end_turn")
+    out = rendered(r)
+    assert "ab" in out and "cd\ufffde\nf" in out
+    assert "\x00" not in out and "\x1b" not in out and "\r" not in out
+
+
+def test_a_flood_is_cut_with_a_note() -> None:
+    r = renderer()
+    r.update(agent("x" * (MAX_MESSAGE + 5000)))
+    r.turn_ended("end_turn")
+    out = rendered(r)
+    assert "_… 5000 more characters of this message not shown …_" in out
+    assert len(out) < MAX_MESSAGE + 1000
+
+
+def test_batches_say_how_they_begin() -> None:
+    r = renderer()
+    r.update(agent("Look:\n```py\nx = 1"))
+    first = r.take()
+    assert first is not None and first.needs_blank and not first.mid_line
+    r.update(agent("\ny = 2"))
+    second = r.take()
+    assert second is not None and second.mid_line and second.fence == "```"
+    assert second.text == "\ny = 2"

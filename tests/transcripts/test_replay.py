@@ -1,0 +1,208 @@
+"""session/load replays a session's whole history: merged with the document, never duplicated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.transcripts.elements import rename_prompt
+from sidecar.transcripts.render import Renderer
+from sidecar.transcripts.store import TranscriptStore
+
+from .helpers import agent, assert_well_formed, renderer, user_block
+
+JsonObj = dict[str, Any]
+AGENT, SESSION = "demo", "sess-r"
+LINK = {"type": "resource_link", "uri": "file:///ws/src/app.py", "name": "app.py"}
+CONTEXT = {"type": "text", "text": "Context from app.py (lines 1-2):\n```\nx = 1\n```"}
+DIFF = {"type": "diff", "path": "/ws/src/app.py", "oldText": "x = 1\n", "newText": "x = 2\n"}
+
+
+def turn(prompt: list[JsonObj], meta: JsonObj | None, answer: list[str], tool: str | None) -> JsonObj:
+    return {"prompt": prompt, "meta": meta, "answer": answer, "tool": tool}
+
+
+RENAME_TEXT, RENAME_META = rename_prompt("Fix auth")
+HISTORY = [
+    turn(
+        [{"type": "text", "text": "Fix the bug"}, LINK, CONTEXT], None, ["Look", "ing # now\n```py\nx"], "t1"
+    ),
+    turn([{"type": "text", "text": RENAME_TEXT}], RENAME_META, ["Renamed."], None),
+    turn([{"type": "text", "text": "Thanks"}], None, ["You are ", "welcome."], None),
+]
+MORE = [turn([{"type": "text", "text": "One more thing"}], None, ["Sure: ", "done"], "t9")]
+
+
+def live(store: TranscriptStore, turns: list[JsonObj], r: Renderer | None = None) -> None:
+    """Turns as the engine renders them live (prompt, streamed chunks, tool updates, turn end)."""
+    r = r or renderer()
+    for index, t in enumerate(turns):
+        r.prompt(t["prompt"], t["meta"])
+        r.update(user_block(t["prompt"][0]))  # the agent echoes the prompt
+        for piece in t["answer"]:
+            r.update(agent(piece, f"a{index}"))
+            flush(store, r)
+        if t["tool"]:
+            r.update(
+                {"sessionUpdate": "tool_call", "toolCallId": t["tool"], "title": "Edit", "status": "pending"}
+            )
+            r.update({"sessionUpdate": "tool_call_update", "toolCallId": t["tool"], "status": "in_progress"})
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": t["tool"], "status": "completed"}
+            r.update(dict(update, content=[DIFF]))
+            r.update(agent("After the tool.", f"b{index}"))
+        r.turn_ended("end_turn")
+        flush(store, r)
+
+
+def replay_updates(turns: list[JsonObj]) -> list[JsonObj]:
+    """The history as an agent replays it: prompt blocks as user chunks, text coalesced, tool
+    calls in their final state (as the demo agent does)."""
+    updates: list[JsonObj] = []
+    for index, t in enumerate(turns):
+        updates += [user_block(block, f"u{index}") for block in t["prompt"]]
+        updates.append(agent("".join(t["answer"]), f"a{index}"))
+        if t["tool"]:
+            updates.append(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": t["tool"],
+                    "title": "Edit",
+                    "status": "completed",
+                    "content": [DIFF],
+                }
+            )
+            updates.append(agent("After the tool.", f"b{index}"))
+    return updates
+
+
+def flush(store: TranscriptStore, r: Renderer) -> None:
+    batch = r.take()
+    if batch is not None:
+        store.append(AGENT, SESSION, batch)
+
+
+def load(store: TranscriptStore, turns: list[JsonObj], chunked: bool = False) -> None:
+    """A new sidecar loads the session: begin_replay, the replayed updates, end_replay."""
+    r = renderer()
+    r.begin_replay()
+    for index, update in enumerate(replay_updates(turns)):
+        r.update(update)
+        if chunked and index % 3 == 0:
+            flush(store, r)  # the engine's timer may flush in the middle of a replay
+    r.end_replay()
+    flush(store, r)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> TranscriptStore:
+    return TranscriptStore(tmp_path, durable=False)
+
+
+def document(store: TranscriptStore) -> str:
+    text = store.read(AGENT, SESSION)
+    assert text is not None
+    return text
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_load_after_our_own_live_session_adds_nothing(store: TranscriptStore, chunked: bool) -> None:
+    live(store, HISTORY)
+    before = document(store)
+    assert before.count("_Renamed to “Fix auth”_") == 1 and "Rename this session" not in before
+    load(store, HISTORY, chunked)
+    assert document(store) == before
+    assert_well_formed(before)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_load_of_a_session_without_transcript_writes_it_once(store: TranscriptStore, chunked: bool) -> None:
+    load(store, HISTORY, chunked)
+    text = document(store)
+    assert text.count("Fix the bug") == 1
+    assert text.count("Thanks") == 1
+    assert text.count("_Renamed to “Fix auth”_") == 1
+    assert "Rename this session" not in text and "[resource" not in text and "x = 1\n```" not in text
+    assert "Context: `src/app.py` (lines 1-2)" in text
+    assert text.count("**Tool:** Edit (completed)") == 1
+    assert text.count("Diff of `src/app.py`") == 1
+    assert_well_formed(text)
+    load(store, HISTORY, chunked)
+    assert document(store) == text
+
+
+def test_load_after_the_session_went_on_elsewhere_appends_only_the_new_part(store: TranscriptStore) -> None:
+    live(store, HISTORY)
+    before = document(store)
+    load(store, HISTORY + MORE)
+    after = document(store)
+    head, sep, tail = after.partition("---\n\n## Your prompt")
+    assert head.startswith(before.partition("---\n\n## Your prompt")[0].rstrip("\n"))
+    added = head[len(before.partition("---\n\n## Your prompt")[0].rstrip("\n")) :]
+    assert "One more thing" in added and "Sure: done" in added and "Diff of" in added
+    assert "Fix the bug" not in added and "Thanks" not in added and "Renamed" not in added
+    assert after.count("One more thing") == 1
+    assert_well_formed(after)
+    load(store, HISTORY + MORE)
+    assert document(store) == after
+
+
+def test_a_repeated_message_is_kept_as_often_as_it_was_said(store: TranscriptStore) -> None:
+    same = [turn([{"type": "text", "text": "ok"}], None, ["ok"], None)]
+    live(store, same * 2)
+    load(store, same * 3)  # one more "ok" exchange happened elsewhere
+    assert document(store).count("## You\n\nok\n") == 3
+
+
+def test_two_sidecars_replaying_at_once_add_the_history_once(tmp_path: Path) -> None:
+    first, second = (TranscriptStore(tmp_path, durable=False) for _ in range(2))
+    r1, r2 = renderer(), renderer()
+    r1.begin_replay()
+    r2.begin_replay()
+    for update in replay_updates(HISTORY):
+        r1.update(update)
+        r2.update(update)
+        for s, r in ((first, r1), (second, r2)):
+            batch = r.take()
+            if batch is not None:
+                s.append(AGENT, SESSION, batch)
+    for s, r in ((first, r1), (second, r2)):
+        r.end_replay()
+        batch = r.take()
+        if batch is not None:
+            s.append(AGENT, SESSION, batch)
+    text = document(first)
+    assert text.count("Fix the bug") == 1 and text.count("Thanks") == 1
+    assert text.count("Renamed to") == 1 and text.count("Renamed.") == 1 and text.count("Diff of") == 1
+    assert_well_formed(text)
+
+
+def test_resume_without_replay_keeps_the_stored_history(store: TranscriptStore) -> None:
+    live(store, HISTORY)
+    before = document(store)
+    fresh = TranscriptStore(store.state_dir, durable=False)  # a restarted sidecar resumes
+    assert fresh.ensure(AGENT, SESSION, "Fix auth") is None
+    assert document(fresh) == before
+    live(fresh, MORE)
+    after = document(fresh)
+    assert after.startswith(before.partition("---\n\n## Your prompt")[0].rstrip("\n"))
+    assert "One more thing" in after
+    assert_well_formed(after)
+
+
+def test_whitespace_around_a_message_does_not_make_it_new(store: TranscriptStore) -> None:
+    r = renderer()
+    r.prompt([{"type": "text", "text": "q"}])
+    for piece in ["\n", "  Answer", " text", "\n\n"]:
+        r.update(agent(piece, "a0"))
+    r.turn_ended("end_turn")
+    flush(store, r)
+    before = document(store)
+    replay = renderer()
+    replay.begin_replay()
+    replay.update(user_block({"type": "text", "text": "q"}, "u0"))
+    replay.update(agent("Answer text", "a0"))
+    replay.end_replay()
+    flush(store, replay)
+    assert document(store) == before

@@ -1,0 +1,34 @@
+"""Engine unit tests run in-process against an in-memory agent (tests/unit/fake_agent.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sidecar.core.engine import Engine
+from tests.unit.fake_agent import FakeAgents, Recorder, make_engine
+
+
+@pytest.fixture
+def agents() -> FakeAgents:
+    return FakeAgents()
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, agents: FakeAgents, recorder: Recorder) -> AsyncIterator[Engine]:
+    """A started engine (title cache open, agent initialized); shut down after the test."""
+    state = tmp_path / "state"
+    state.mkdir()
+    eng = make_engine(state, agents, recorder, cancel_timeout=2.0)
+    await eng.start()
+    try:
+        yield eng
+    finally:
+        await eng.shutdown()
