@@ -304,7 +304,7 @@ def test_vscode_readme_install_command_matches_the_package() -> None:
     assert made, "npm run package names no .vsix"
     vsix = made.group(1)
     for readme in (VSCODE / "README.md", REPO / "README.md"):
-        installs = re.findall(r"--install-extension (\S+)", readme.read_text())
+        installs = re.findall(r"--install-extension ([^\s`]+)", readme.read_text())
         assert installs, f"{readme} shows no install command"
         assert set(installs) == {vsix}, f"{readme}: {installs} but npm run package makes {vsix}"
 

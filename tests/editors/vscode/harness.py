@@ -92,6 +92,12 @@ def is_sidecar(pid: int) -> bool:
 
 
 def is_agent(pid: int) -> bool:
+    """The demo agent itself (the sidecar runs it under a reaper process whose argv names it too)."""
+    argv = cmdline(pid)
+    return "sidecar.demo_agent" in argv and not any(arg.endswith("reaper.py") for arg in argv)
+
+
+def is_agent_or_reaper(pid: int) -> bool:
     return "sidecar.demo_agent" in cmdline(pid)
 
 
@@ -212,6 +218,10 @@ class CodeServer:
 
     def agents(self) -> set[int]:
         return {p for p in self.processes() if is_agent(p)}
+
+    def agent_processes(self) -> set[int]:
+        """The agents and the reapers the sidecar runs them under."""
+        return {p for p in self.processes() if is_agent_or_reaper(p)}
 
     def stop(self, timeout: float = 30.0) -> int | None:
         """SIGTERM to code-server itself (as Ctrl+C would), then wait for it; returns its exit code."""

@@ -231,8 +231,8 @@ def test_restarts_are_serialised(workbench: Workbench) -> None:
 def test_no_sidecar_process_after_the_server_stops(workbench: Workbench) -> None:
     server = workbench.server
     start_session(workbench, "Explain README.md")
-    sidecars, agents = server.sidecars(), server.agents()
-    assert len(sidecars) == 1 and len(agents) == 1, (sidecars, agents)
+    sidecars, agents = server.sidecars(), server.agent_processes()
+    assert len(sidecars) == 1 and len(server.agents()) == 1, (sidecars, agents)
     workbench.driver.close()
     code = server.stop(timeout=60.0)
     assert code is not None, "code-server did not exit on SIGTERM"
