@@ -10,13 +10,12 @@ native modules build against) and Debian `libkrb5-dev` for that build (the
     CACHE/playwright/      node_modules/playwright-core (npm playwright-core)
 
 Each part is complete only when its stamp file names the pinned version; a
-part without it (an interrupted install) is removed and installed again. A
-lock file keeps two provisioning runs on one cache from installing at once.
+part without it (an interrupted install) is removed and installed again.
+(`python -m tools.provision` holds the cache's lock while a step runs.)
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
@@ -162,23 +161,12 @@ def _ensure_npm_package(cache: Path, name: str, version: str, allow_scripts: boo
         _run([_npm(), "install", "--prefix", str(root)], root, node_env(cache))
 
 
-@contextmanager
-def _locked(cache: Path) -> Iterator[None]:
-    with open(cache / ".vscode.lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def ensure(cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
-    with _locked(cache):
-        _ensure_node(cache)
-        # Its postinstall builds native modules (argon2, kerberos, ...) against Node 24's headers.
-        _ensure_npm_package(cache, "code-server", CODE_SERVER_VERSION, allow_scripts=True)
-        _ensure_npm_package(cache, "playwright-core", PLAYWRIGHT_VERSION)
+    _ensure_node(cache)
+    # Its postinstall builds native modules (kerberos, node-pty, ...) against Node 24's headers.
+    _ensure_npm_package(cache, "code-server", CODE_SERVER_VERSION, allow_scripts=True)
+    _ensure_npm_package(cache, "playwright-core", PLAYWRIGHT_VERSION)
     if not os.access(CHROMIUM, os.X_OK):
         raise ProvisionError(
             f"{CHROMIUM} is missing: the system step installs Debian chromium (`make setup`)"
