@@ -372,12 +372,17 @@ export class ChatModel {
   }
 }
 
-/** The transcript document without its prompt area (what follows the last `## Your prompt` rule). */
+/**
+ * The transcript document as history: without its prompt area (what follows
+ * the last `## Your prompt` rule) and without the sidecar's own marker
+ * comments (the chat shows raw HTML as text, so they would show).
+ */
 export function transcriptHistory(markdown: string): string {
   const marker = /\n---\n+## Your prompt\n/g;
   let cut = -1;
   for (const m of markdown.matchAll(marker)) {
     cut = m.index ?? -1;
   }
-  return (cut >= 0 ? markdown.slice(0, cut) : markdown).trimEnd();
+  const body = cut >= 0 ? markdown.slice(0, cut) : markdown;
+  return body.replace(/^<!-- acp-sidecar[^\n]*-->\n?/gm, '').trimEnd();
 }

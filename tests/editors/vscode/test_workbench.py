@@ -202,6 +202,10 @@ def test_reopening_a_session_shows_its_history(workbench: Workbench) -> None:
     workbench.wait_chat(".history", "Explain README.md", timeout=90.0)
     history = workbench.texts(".history", scope="chat")[0]
     assert "README.md" in history and "Your prompt" not in history, history
+    # The whole document, prompt area included, opens in an editor.
+    workbench.run_command("ACP: Open the session transcript document")
+    workbench.wait_for(".editor-instance .monaco-editor .view-lines", hasText="Explain README.md")
+    assert any(tab.strip().endswith(".md") for tab in workbench.texts(".tab.active")), workbench.texts(".tab")
 
 
 def test_restarts_are_serialised(workbench: Workbench) -> None:

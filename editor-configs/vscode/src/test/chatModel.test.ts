@@ -142,8 +142,12 @@ test('a flood of chunks keeps the end of the message, within the bound', () => {
   assert.ok(body.startsWith('…') && body.endsWith('THE END'));
 });
 
-test('transcriptHistory cuts the prompt area at the last marker', () => {
-  const doc = '# Session\n\nhello\n\n---\n\n## Your prompt\n\n<!-- acp-sidecar: write your prompt below -->\ndraft';
+test('transcriptHistory cuts the prompt area at the last marker and drops the marker comments', () => {
+  const doc =
+    '# Session\n<!-- acp-sidecar transcript · agent demo · session s1 -->\n\nhello\n\n---\n\n## Your prompt\n\n' +
+    '<!-- acp-sidecar: write your prompt below -->\ndraft';
   assert.equal(transcriptHistory(doc), '# Session\n\nhello');
   assert.equal(transcriptHistory('no area'), 'no area');
+  // Only the sidecar's own markers go: agent text in the document was escaped by the sidecar.
+  assert.equal(transcriptHistory('a\n<!-- other -->\nb'), 'a\n<!-- other -->\nb');
 });
