@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SMOKE := ../shared/contract-check/smoke.py
 
-.PHONY: install setup demo test quick lint typecheck pytest smoke bench clean
+.PHONY: install setup demo test quick lint typecheck pytest smoke dist vsix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,11 +43,25 @@ smoke: $(STAMP)
 	@if [ -f $(SMOKE) ]; then $(BIN)/python $(SMOKE) --sidecar $(BIN)/acp-sidecar; \
 	else echo "smoke: $(SMOKE) not found, skipped"; fi
 
-test: setup lint typecheck pytest smoke
+# The sdist and the wheel as they would go to PyPI, checked as PyPI would (twine check --strict).
+# The wheel carries editor-configs/, and the VS Code extension only when `make vsix` built it first.
+VSIX := editor-configs/vscode/acp-sidecar.vsix
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	@if [ -f $(VSIX) ]; then echo "dist: the wheel carries $(VSIX)"; \
+	else echo "dist: no $(VSIX), so the wheel carries no VS Code extension (make vsix dist adds it)"; fi
+
+# The VS Code extension (needs npm), for `make vsix dist`.
+vsix:
+	cd editor-configs/vscode && npm ci && npm run package
+
+test: setup lint typecheck pytest smoke dist
 
 # Under a minute: lint, types, and the in-process tests (no sidecar or agent subprocess,
 # nothing marked slow, load or editors). `make test` runs everything.
-QUICK_TESTS := tests/unit tests/titles tests/demo_agent/test_units.py tests/editor_configs
+QUICK_TESTS := tests/unit tests/titles tests/demo_agent/test_units.py tests/editor_configs tests/packaging
 quick: $(STAMP)
 	$(BIN)/ruff check sidecar tests bench tools
 	$(BIN)/ruff format --check sidecar tests bench tools
@@ -58,4 +72,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache dist build acp_sidecar.egg-info

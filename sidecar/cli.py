@@ -30,8 +30,8 @@ def state_dir(cli_value: str | None) -> Path:
 OTHER_TRANSPORTS = ("--pipe", "--socket", "--port")
 TTY_NOTE = (
     f"{APP}: this is a language server: your editor starts it and speaks LSP on stdin/stdout, "
-    'so there is nothing to type here. Editor setup: the README\'s "Use it from your editor" '
-    f"(Neovim, VS Code, Helix) and docs/protocol.md; options: {APP} --help. Ctrl-D quits.\n"
+    f"so there is nothing to type here. Editor setup (Neovim, Helix, VS Code): {APP} editor-config "
+    f"nvim|helix|vscode prints it from this install; options: {APP} --help. Ctrl-D quits.\n"
 )
 
 
@@ -60,7 +60,9 @@ def parser() -> argparse.ArgumentParser:
         description="A language server that lets LSP editors drive ACP coding agents. "
         "Speaks LSP on stdin/stdout; starts the agent as a subprocess. Your editor starts it.",
         epilog="Subcommands: `acp-sidecar demo-agent [--state-dir DIR]` runs the embedded demo agent; "
-        "`acp-sidecar editor-config helix` prints a languages.toml snippet for the installed Helix. "
+        "`acp-sidecar editor-config nvim|helix|vscode` prints an editor's setup from this install "
+        "(the Neovim plugin's directory and a lazy.nvim spec, Helix's languages.toml and config.toml "
+        "parts, the VS Code extension; `acp-sidecar editor-config --help`). "
         "Exit codes: 0 after the editor's shutdown and exit; 1 when the editor goes away without "
         "shutdown; 2 for a bad command line; 143 on SIGTERM/SIGINT/SIGHUP.",
     )
@@ -174,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
         cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
         client_process_id=args.client_process_id,
+        log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
     )
     server = build_server(launch)
     if args.tcp:

@@ -27,6 +27,22 @@ class AcpError(Exception):
         self.message = message
         self.data = data
 
+    def described(self, max_details: int = 500) -> str:
+        """The message and what `data` adds (agents put the real reason there, e.g. -32603
+        "Internal error" with `data.details`), on one line, bounded."""
+        data = self.data
+        extra = data if isinstance(data, str) else None
+        if isinstance(data, dict):
+            extra = next(
+                (data[k] for k in ("details", "message", "reason") if isinstance(data.get(k), str)), None
+            )
+        extra = " ".join(extra.split()) if extra else ""
+        if not extra or extra == self.message:
+            return self.message
+        if len(extra) > max_details:
+            extra = extra[:max_details] + "…"
+        return f"{self.message}: {extra}"
+
     def to_json(self) -> dict[str, Any]:
         err: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:

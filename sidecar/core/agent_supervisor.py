@@ -123,6 +123,7 @@ class AgentSupervisor:
             self.options.agent_command,
             self._handler,
             env=env,
+            cwd=self.options.agent_cwd,
             on_stderr_line=self._stderr_line,
             request_timeout=self.options.request_timeout,
         )
@@ -135,15 +136,23 @@ class AgentSupervisor:
         try:
             self.agent = await client.initialize()
         except AcpError as exc:
-            tail = " | ".join(client.process.stderr.tail(3))
+            if isinstance(exc, ConnectionClosed):
+                # It died before answering: its exit code and last words say why.
+                why = await self.exit_reason(f"initialize failed: {exc.message}")
+            else:
+                tail = " | ".join(client.process.stderr.tail(3))
+                why = f"initialize failed: {exc.described()}" + (f" (stderr: {tail})" if tail else "")
             await client.stop(grace=0.2)
-            self._failed(f"initialize failed: {exc.message}" + (f" (stderr: {tail})" if tail else ""))
+            self._failed(f"{why}. The agent's full stderr is in {self.options.log_hint}")
             raise errors.agent_down(self.problem or "initialize failed") from None
         self.generation += 1
         self.state = "ready"
         self.problem = None
         self._on_ready(client, self.agent)
-        self._names.remember(self.options.agent_command, self.key)
+        # Off the event loop: it writes and fsyncs a small file.
+        self._spawn(
+            asyncio.to_thread(self._names.remember, self.options.agent_command, self.key), "agent-name"
+        )
         self._spawn(self._watch(client, self.generation), "agent-watch")
         self._emit_status()
         self._events.on_log(
@@ -224,7 +233,7 @@ class AgentSupervisor:
         except SidecarError:
             raise
         except AcpError as exc:
-            raise SidecarError(exc.code, f"the agent answered: {exc.message}", exc.data) from None
+            raise SidecarError(exc.code, f"the agent answered: {exc.described()}", exc.data) from None
 
     def _auth_error(self, exc: AuthRequired) -> SidecarError:
         methods = self.agent.auth_methods if self.agent else []

@@ -10,6 +10,11 @@ from pathlib import Path
 class EngineOptions:
     agent_command: list[str]
     agent_env: dict[str, str] = field(default_factory=dict)
+    # Where the agent runs: the first workspace folder (never the editor's own cwd, which an
+    # agent may scan and record as a project), None for the sidecar's cwd.
+    agent_cwd: str | None = None
+    # Where the user finds the agent's full stderr, named in start-up failures.
+    log_hint: str = "the editor's LSP log"
     state_dir: Path = Path(".")
     permissions: str = "ask"  # ask | allow_reads | reject
     rename_timeout_ms: int = 120_000

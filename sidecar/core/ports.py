@@ -102,6 +102,7 @@ class AgentConnector(Protocol):
         handler: ClientHandler,
         *,
         env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
         on_stderr_line: Callable[[str], None] | None = None,
         request_timeout: float = 60.0,
     ) -> AgentConnection: ...

@@ -183,7 +183,7 @@ class Sessions:
         except SidecarError as exc:
             if known is None:
                 self.by_id.pop(session_id, None)
-            if exc.code == RESOURCE_NOT_FOUND or "not found" in exc.message.lower():
+            if exc.code == RESOURCE_NOT_FOUND:
                 raise errors.unknown_session(session_id) from None
             raise
         self._attached(session, cwd, result)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
-from ..acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
+from ..acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, AcpError
 from ..state_dir import secure_state_dir
 from ..titles import (
     UNSET,
@@ -423,8 +423,13 @@ class Titling:
             self._emit_status()
 
     async def reconcile_all(self, client: AgentConnection) -> None:
-        with contextlib.suppress(Exception):
+        """The start-up reconcile: a failure leaves the cached titles as they are, and is said once."""
+        try:
             await self.reconcile(client, None)
+        except Exception as exc:
+            why = exc.described() if isinstance(exc, AcpError) else repr(exc)
+            # Logged once (this logger also reaches the editor's log); the cached titles stand.
+            log.warning("session/list at start failed, cached titles kept: %s", why)
 
     async def entries(self, cwd: str | None, all_cwds: Sequence[str], active_id: str | None) -> list[JsonObj]:
         store, key = self.store, self.key

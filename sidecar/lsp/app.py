@@ -43,6 +43,7 @@ def _register_lifecycle(server: AcpLanguageServer) -> None:
     def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
         ls.caps = read_client_caps(params.capabilities)
         client = params.client_info.name.lower() if params.client_info else ""
+        ls.client_name = client
         ls.echo_results = client == "helix"
         ls.initialization_options = params.initialization_options
         if params.process_id is not None and ls.watch_client_process is not None:
@@ -64,6 +65,7 @@ def _register_lifecycle(server: AcpLanguageServer) -> None:
 def _register_documents(server: AcpLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.focus(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -72,6 +74,7 @@ def _register_documents(server: AcpLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.closed(params.text_document.uri)
 
     @server.feature(

@@ -33,16 +33,29 @@ class EditFailed(Exception):
 class EditorFiles:
     def __init__(self, port: EditorPort) -> None:
         self.port = port
+        # uri -> real path of each open document, computed once (not per agent file request).
+        self._real_paths: dict[str, str] = {}
 
     # ------------------------------------------------------------------ reading
     def document_for(self, path: Path) -> TextDocument | None:
         """The open document whose file is `path` (a resolved path), if any."""
-        for uri, doc in self.port.workspace.text_documents.items():
-            fs = to_fs_path(uri)
-            if fs and os.path.realpath(fs) == str(path):
+        wanted = str(path)
+        documents = self.port.workspace.text_documents
+        for uri, doc in documents.items():
+            real = self._real_paths.get(uri)
+            if real is None:
+                fs = to_fs_path(uri)
+                real = self._real_paths[uri] = os.path.realpath(fs) if fs else ""
+            if real == wanted:
                 found: TextDocument = doc
                 return found
+        if len(self._real_paths) > len(documents):
+            self._real_paths = {u: r for u, r in self._real_paths.items() if u in documents}
         return None
+
+    def forget(self, uri: str) -> None:
+        """`uri` was opened or closed: its real path is looked up again when needed."""
+        self._real_paths.pop(uri, None)
 
     def open_document_text(self, path: Path) -> str | None:
         doc = self.document_for(path)

@@ -48,6 +48,7 @@ class LaunchConfig(NamedTuple):
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
     client_process_id: int | None = None
+    log_file: str | None = None
 
 
 class NotInitialized(Exception):
@@ -81,6 +82,7 @@ class AcpLanguageServer(LanguageServer):
         self.stopping = False
         # Helix drops command results and shows errors only in its log: echo them as messages.
         self.echo_results = False
+        self.client_name = ""  # clientInfo.name, lower case
         # Set while serving: watch a process of the editor and stop when it exits.
         self.watch_client_process: Callable[[int, str], None] | None = None
         self.tasks = OwnedTasks("lsp")
@@ -195,6 +197,8 @@ class AcpLanguageServer(LanguageServer):
             titles_max_length=opts.titles.max_length,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
+            agent_cwd=next(iter(self.folder_paths()), None),
+            log_hint=self.log_hint(),
         )
         self.engine = Engine(engine_options, self.notifier, self.files)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
@@ -202,8 +206,24 @@ class AcpLanguageServer(LanguageServer):
     async def _run_engine(self, engine: Engine) -> None:
         try:
             await engine.start()
+        except Exception as exc:  # a bug, not an agent problem (those are reported by the engine)
+            log.exception("starting the engine failed")
+            self.notifier.on_error(f"acp-sidecar could not start its engine: {exc!r}")
         finally:
             self._engine_ready.set()
+
+    def log_hint(self) -> str:
+        """Where this user finds the agent's stderr (window/logMessage) and our log file."""
+        where = {
+            "neovim": "Neovim's LSP log (:LspLog)",
+            "helix": "Helix's log (:log-open)",
+            "visual studio code": "the Output panel (ACP Sidecar)",
+            "code - oss": "the Output panel (ACP Sidecar)",
+            "code-server": "the Output panel (ACP Sidecar)",
+        }.get(self.client_name, "the editor's LSP log (window/logMessage)")
+        if self.launch.log_file:
+            where += f" and {self.launch.log_file}"
+        return where
 
     def engine_or_raise(self) -> Engine:
         if self.engine is None:

@@ -118,7 +118,7 @@ def _code(exc: sqlite3.Error) -> int:
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
-    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in str(exc)
+    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED)
 
 
 def _is_corrupt(exc: sqlite3.Error) -> bool:

@@ -134,6 +134,7 @@ class FakeAgents:
         handler: ClientHandler,
         *,
         env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
         on_stderr_line: Callable[[str], None] | None = None,
         request_timeout: float = 60.0,
     ) -> FakeAgent:

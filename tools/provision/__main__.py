@@ -13,7 +13,7 @@ from types import ModuleType
 from . import ProvisionError, cache_dir
 
 # In dependency order. Each is a module of this package (see __init__).
-STEPS = ("system", "helix", "agents")
+STEPS = ("system", "vscode", "helix", "agents")
 
 
 def _load(name: str) -> ModuleType:

@@ -216,6 +216,10 @@ class HelixEditor:
     def command(self, cmdline: str) -> None:
         """Run a typable command: Escape to normal mode, `:`, the text, Enter."""
         self.send_keys("Escape")
+        # Helix reads an Escape and a `:` that arrive together as Alt-: (then `:` is typed in
+        # normal mode): let it take the Escape alone, back in normal mode, before the `:`.
+        time.sleep(0.05)
+        self.wait_screen(r"^\s*NOR\b", region="status")
         self.type_text(":" + cmdline)
         self.send_keys("Enter")
 

@@ -153,12 +153,6 @@ def test_quit_leaves_no_process(helix: HelixEditor) -> None:
     helix.quit()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="found here: after :q! an agent that ignores SIGTERM outlives the sidecar (its parent-death "
-    "signal is SIGTERM, and Helix ends the sidecar before stop() escalates to SIGKILL); when this "
-    "passes, the fix has landed: remove this mark",
-)
 def test_quit_leaves_no_process_even_when_the_agent_ignores_sigterm(tmp_path: Path) -> None:
     python = Path(sys.executable)
     agent = f"sh -c 'trap \"\" TERM HUP; {python} -m sidecar.demo_agent; sleep 120'"

@@ -9,7 +9,10 @@ local function check_executable(opts)
   if not exe or vim.fn.executable(exe) ~= 1 then
     health.error(
       ("sidecar executable not found: %s"):format(tostring(exe)),
-      { "Install it (pip install acp-sidecar) or set setup({ cmd = { '/path/to/acp-sidecar' } })" }
+      {
+        "Install it from a checkout: pipx install /path/to/acp-sidecar (or uv tool install; not on PyPI yet)",
+        "Or set setup({ cmd = { '/path/to/acp-sidecar' } })",
+      }
     )
     return
   end

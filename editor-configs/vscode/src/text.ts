@@ -1,0 +1,193 @@
+// Untrusted text (titles, tool call titles, ids) made safe for one line of
+// VS Code UI: status bar, quick picks, notifications. Pure, unit-tested.
+import type { Choice, SessionEntry, StatusParams } from './protocol';
+
+// Escape sequences (CSI, OSC/DCS/APC/PM/SOS strings, other ESC pairs), C0/C1
+// controls, DEL and bidi overrides.
+const ESCAPES =
+  /\x1b\[[0-?]*[ -/]*[@-~]?|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?|\x9b[0-?]*[ -/]*[@-~]?/g;
+const CONTROLS = /[\x00-\x08\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+
+/** One safe line from untrusted text. */
+export function sanitize(value: unknown): string {
+  if (value === null || value === undefined) {
+    return '';
+  }
+  return String(value)
+    .replace(ESCAPES, '')
+    .replace(/[\t\n\v\f\r]/g, ' ')
+    .replace(CONTROLS, '')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+}
+
+/** At most max code points, with an ellipsis when cut (never splits a surrogate pair). */
+export function truncate(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (max <= 0 || chars.length <= max) {
+    return text;
+  }
+  return chars.slice(0, Math.max(0, max - 1)).join('') + '…';
+}
+
+/** Status bar and quick pick labels render `$(icon)`: escape it in untrusted text. */
+export function escapeIcons(text: string): string {
+  return text.replace(/\$\(/g, '\\$(');
+}
+
+const STATE_ICONS: Record<string, string> = {
+  starting: '$(loading~spin)',
+  idle: '$(comment-discussion)',
+  running: '$(sync~spin)',
+  cancelling: '$(debug-stop)',
+  waiting_permission: '$(question)',
+  disconnected: '$(debug-disconnect)',
+  error: '$(error)',
+};
+
+/** Human words for the sidecar's states. */
+export const STATE_WORDS: Record<string, string> = {
+  starting: 'starting',
+  idle: 'idle',
+  running: 'running',
+  cancelling: 'stopping',
+  waiting_permission: 'waiting for you',
+  disconnected: 'disconnected',
+  error: 'error',
+};
+
+/** Status bar text for an acp/status: icon, title, state. */
+export function statusBarText(status: StatusParams | undefined, maxTitle = 40): string {
+  if (!status) {
+    return '$(comment-discussion) ACP';
+  }
+  const state = sanitize(status.state);
+  const icon = STATE_ICONS[state] ?? '$(comment-discussion)';
+  const title = truncate(sanitize(status.title), maxTitle) || (status.sessionId ? 'untitled' : 'no session');
+  return `${icon} ${escapeIcons(title)} · ${STATE_WORDS[state] ?? state}`;
+}
+
+/** Status bar tooltip: agent, mode, model, context use and the sidecar's status line. */
+export function statusTooltip(status: StatusParams | undefined): string {
+  if (!status) {
+    return 'ACP sidecar: not started';
+  }
+  const lines: string[] = [];
+  const title = sanitize(status.title);
+  lines.push(title ? `Session: ${title}` : status.sessionId ? 'Session: untitled' : 'No active session');
+  const agent = status.agent ?? {};
+  const name = sanitize(agent.title) || sanitize(agent.name);
+  if (name) {
+    lines.push(`Agent: ${name} ${sanitize(agent.version)}`.trim());
+  }
+  const mode = displayName(status.mode);
+  if (mode) {
+    lines.push(`Mode: ${mode}`);
+  }
+  const model = displayName(status.model);
+  if (model) {
+    lines.push(`Model: ${model}`);
+  }
+  const usage = status.usage;
+  if (usage && typeof usage.used === 'number' && typeof usage.size === 'number' && usage.size > 0) {
+    lines.push(`Context: ${Math.round((100 * usage.used) / usage.size)}% of ${usage.size}`);
+  }
+  lines.push(`State: ${STATE_WORDS[sanitize(status.state)] ?? sanitize(status.state)}`);
+  lines.push('Click to switch session');
+  return lines.join('\n');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A mode/model field of acp/status as text (a display name, or an object from older sidecars). */
+function displayName(v: unknown): string | undefined {
+  return typeof v === 'string' ? sanitize(v) || undefined : currentId(v);
+}
+
+/** The current id of a mode/model field or config option (a plain id or an object). */
+export function currentId(v: unknown): string | undefined {
+  if (typeof v === 'string') {
+    return sanitize(v) || undefined;
+  }
+  if (isRecord(v)) {
+    for (const key of ['currentModeId', 'currentModelId', 'currentValue', 'id', 'value']) {
+      const x = v[key];
+      if (typeof x === 'string') {
+        return sanitize(x);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Every id a mode/model field or config option offers (for sidecars without `modes`/`models`). */
+export function offeredIds(v: unknown): string[] {
+  const out = new Set<string>();
+  const cur = currentId(v);
+  if (cur) {
+    out.add(cur);
+  }
+  if (isRecord(v)) {
+    for (const key of ['availableModes', 'availableModels', 'options']) {
+      const list = v[key];
+      if (!Array.isArray(list)) {
+        continue;
+      }
+      for (const item of list) {
+        if (!isRecord(item)) {
+          continue;
+        }
+        for (const idKey of ['id', 'modelId', 'value']) {
+          if (typeof item[idKey] === 'string') {
+            out.add(item[idKey] as string);
+          }
+        }
+        if (Array.isArray(item.options)) {
+          for (const g of item.options) {
+            if (isRecord(g) && typeof g.value === 'string') {
+              out.add(g.value);
+            }
+          }
+        }
+      }
+    }
+  }
+  return [...out];
+}
+
+/** The choices of acp/status `modes`/`models` that are well-formed. */
+export function validChoices(list: unknown): Choice[] | undefined {
+  if (!Array.isArray(list)) {
+    return undefined;
+  }
+  return list.filter((c): c is Choice => isRecord(c) && typeof c.id === 'string' && c.id.length > 0);
+}
+
+// ------------------------------------------------------------------ sessions
+
+export interface SessionPick {
+  label: string;
+  description: string;
+  detail: string;
+  sessionId: string;
+}
+
+export function sessionPick(e: SessionEntry): SessionPick {
+  const title = escapeIcons(truncate(sanitize(e.title), 80)) || '(untitled)';
+  const detail: string[] = [];
+  detail.push(sanitize(e.titleSource) || 'untitled');
+  if (e.updatedAt) {
+    detail.push(sanitize(e.updatedAt));
+  }
+  if (e.pendingTitle) {
+    detail.push(`renaming to ${escapeIcons(truncate(sanitize(e.pendingTitle), 40))}`);
+  }
+  return {
+    label: (e.active ? '$(circle-filled) ' : '') + title,
+    description: escapeIcons(sanitize(e.cwd)),
+    detail: detail.join(' · '),
+    sessionId: e.sessionId,
+  };
+}
