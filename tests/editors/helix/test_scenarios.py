@@ -127,7 +127,7 @@ def test_permission_answered_in_the_popup(helix: HelixEditor, keys: tuple[str, .
     helix.wait_agent_ready()
     helix.workspace_command("acp.prompt", '"Run the demo command #permission"')
     helix.wait_screen(PERMISSION_POPUP)
-    helix.wait_screen(r"\(pending\)$", region="message")
+    helix.wait_screen(r"\(run_command\) · pending$", region="message")
     assert helix.selected_item(ACTIONS) == "Allow"  # the first action is preselected
     for key in keys:
         helix.send_keys(key)
