@@ -203,7 +203,7 @@ async def tour(sidecar: list[str], keep: bool) -> int:
         show("stop reason", end["stopReason"])
         show("status line", (await editor.command("acp.status"))["text"])
 
-        say('acp.session.rename "Find the README"  (a prompt the agent confirms)')
+        say('acp.session.rename "Find the README"  (session/set_title: the agent stores it at once)')
         await editor.command("acp.session.rename", {"title": "Find the README"})
         info = await editor.wait_for("acp/sessionInfo", lambda i: i["renameState"] not in (None, "pending"))
         show("rename", f"{info['renameState']}: {info['title']!r}")

@@ -43,9 +43,20 @@ class AgentDescription:
     info: JsonObj = field(default_factory=dict)
 
     @property
-    def name(self) -> str:
-        name = self.info.get("title") or self.info.get("name")
-        return name if isinstance(name, str) else "agent"
+    def name(self) -> str | None:
+        """`agentInfo.name`: the agent's programmatic name."""
+        name = self.info.get("name")
+        return name if isinstance(name, str) and name else None
+
+    @property
+    def title(self) -> str | None:
+        """`agentInfo.title`: the agent's name for display, when it has one."""
+        title = self.info.get("title")
+        return title if isinstance(title, str) and title else None
+
+    @property
+    def display_name(self) -> str:
+        return self.title or self.name or "agent"
 
     @property
     def version(self) -> str | None:
@@ -75,6 +86,11 @@ class AgentDescription:
     @property
     def can_close(self) -> bool:
         return isinstance(self._session_caps().get("close"), dict)
+
+    @property
+    def can_set_title(self) -> bool:
+        """`session/set_title` (unstable ACP), offered as `sessionCapabilities.title`."""
+        return isinstance(self._session_caps().get("title"), dict)
 
     @property
     def can_embed_context(self) -> bool:
@@ -184,6 +200,8 @@ class AcpClient:
                     "clientCapabilities": {
                         "fs": {"readTextFile": True, "writeTextFile": True},
                         "terminal": False,
+                        # Opt-ins (stable since 2026-10): the editor is shown both.
+                        "session": {"notices": {}, "compaction": {}},
                     },
                     "clientInfo": {"name": "acp-sidecar", "title": "acp-sidecar", "version": __version__},
                 },
@@ -285,6 +303,16 @@ class AcpClient:
             seen.add(nxt)
             cursor = nxt
         return sessions, False
+
+    async def set_title(self, session_id: str, title: str) -> str:
+        """`session/set_title` (unstable): the title the agent stored (it may normalise it)."""
+        self._require(self._described().can_set_title, "session/set_title")
+        params = {"sessionId": session_id, "title": title}
+        result = _obj(await self._call("session/set_title", params), "session/set_title")
+        stored = result.get("title")
+        if not isinstance(stored, str):
+            raise RemoteError(-32603, "the agent's session/set_title answer has no title")
+        return stored
 
     async def prompt(self, session_id: str, blocks: list[JsonObj], meta: JsonObj | None = None) -> JsonObj:
         params: JsonObj = {"sessionId": session_id, "prompt": blocks}

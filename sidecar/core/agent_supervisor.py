@@ -155,7 +155,9 @@ class AgentSupervisor:
         )
         self._spawn(self._watch(client, self.generation), "agent-watch")
         self._emit_status()
-        self._events.on_log("info", f"agent {self.agent.name} {self.agent.version or ''} ready".strip())
+        self._events.on_log(
+            "info", f"agent {self.agent.display_name} {self.agent.version or ''} ready".strip()
+        )
         return client
 
     def _failed(self, problem: str) -> None:
@@ -208,10 +210,12 @@ class AgentSupervisor:
         return self._known_name or Path(self.options.agent_command[0]).name
 
     def view(self) -> AgentView:
+        agent = self.agent
         return AgentView(
             state=self.state,
-            name=self.agent.name if self.agent else Path(self.options.agent_command[0]).name,
-            version=self.agent.version if self.agent else None,
+            name=(agent.name if agent else None) or Path(self.options.agent_command[0]).name,
+            title=agent.title if agent else None,
+            version=agent.version if agent else None,
             problem=self.problem,
         )
 

@@ -207,8 +207,25 @@ class Engine:
         return await self.turns.cancel(await self.registry.resolve(session_id))
 
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
-        session = await self.registry.resolve(session_id)
+        """`session/set_title` when the agent offers it (any session the title cache knows), else a
+        rename prompt queued in the session."""
+        session: Session | None = None
+        if isinstance(session_id, str) and session_id not in self.registry.by_id:
+            target = session_id  # not loaded here: set_title may still rename it
+        else:
+            session = await self.registry.resolve(session_id)
+            target = session.session_id
         requested = self.titles.validate_user_title(title)
+        client = await self.supervisor.ensure()
+        if self.supervisor.agent is not None and self.supervisor.agent.can_set_title:
+
+            async def set_title(sid: str, wanted: str) -> str:
+                return await self.supervisor.call(client.set_title(sid, wanted))
+
+            await self.titles.rename_by_agent(target, requested, set_title)
+            return {"sessionId": target, "requestedTitle": requested}
+        if session is None:
+            raise errors.unknown_session(target)
         blocks, meta = rename_prompt(requested)
         turn = self.turns.admit(session, blocks, TurnKind.RENAME, meta=meta)
         self.titles.rename_requested(session, requested, turn)

@@ -69,6 +69,8 @@ class Session:
     runner: asyncio.Task[None] | None = None
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     first_prompt_seen: bool = False
+    # The agent's last usage_update ({used, size, cost?}, see usage.py), or None.
+    usage: JsonObj | None = None
 
     @property
     def roots(self) -> list[str]:
@@ -92,29 +94,58 @@ class Session:
                     return str(mode["name"])
         return mode_id
 
+    @property
+    def mode_choices(self) -> list[JsonObj] | None:
+        """The modes the agent offers, as `{id, name}`; None when it offers none."""
+        available = (self.modes or {}).get("availableModes")
+        if not isinstance(available, list):
+            return None
+        return [
+            {"id": m["id"], "name": m["name"] if isinstance(m.get("name"), str) else m["id"]}
+            for m in available
+            if isinstance(m, dict) and isinstance(m.get("id"), str)
+        ]
+
     def model_option(self) -> JsonObj | None:
         return next((o for o in self.config_options if o.get("category") == "model"), None)
 
     @property
-    def model_name(self) -> str | None:
+    def model_id(self) -> str | None:
+        """The current model: the value of the config option of category `model`, else legacy models."""
         option = self.model_option()
         if option is not None:
             value = option.get("currentValue")
-            for choice in _flat_choices(option.get("options")):
-                if choice.get("value") == value and isinstance(choice.get("name"), str):
-                    return str(choice["name"])
-            return value if isinstance(value, str) else None
-        if self.legacy_models is not None:
-            current = self.legacy_models.get("currentModelId")
-            for model in self.legacy_models.get("availableModels") or []:
-                if (
-                    isinstance(model, dict)
-                    and model.get("modelId") == current
-                    and isinstance(model.get("name"), str)
-                ):
-                    return str(model["name"])
-            return current if isinstance(current, str) else None
-        return None
+        elif self.legacy_models is not None:
+            value = self.legacy_models.get("currentModelId")
+        else:
+            return None
+        return value if isinstance(value, str) else None
+
+    @property
+    def model_choices(self) -> list[JsonObj] | None:
+        """The models the agent offers, as `{id, name}`; None when it offers no model selection."""
+        option = self.model_option()
+        if option is not None:
+            pairs = [(c.get("value"), c.get("name")) for c in _flat_choices(option.get("options"))]
+        elif self.legacy_models is not None:
+            models = self.legacy_models.get("availableModels")
+            listed = models if isinstance(models, list) else []
+            pairs = [(m.get("modelId"), m.get("name")) for m in listed if isinstance(m, dict)]
+        else:
+            return None
+        return [
+            {"id": value, "name": name if isinstance(name, str) else value}
+            for value, name in pairs
+            if isinstance(value, str)
+        ]
+
+    @property
+    def model_name(self) -> str | None:
+        current = self.model_id
+        for choice in self.model_choices or []:
+            if choice["id"] == current:
+                return str(choice["name"])
+        return current
 
     def state(self) -> str:
         if self.permissions:

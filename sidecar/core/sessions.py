@@ -22,6 +22,7 @@ from .ports import AgentConnection
 from .session import Session
 from .session_config import SessionConfig
 from .titling import Titling
+from .usage import parse_usage
 
 JsonObj = dict[str, Any]
 
@@ -162,6 +163,7 @@ class Sessions:
         assert agent is not None
         call = self._supervisor.call
         session = known or Session(session_id, cwd)
+        await self._titles.known(session_id)  # a replay builds on the stored title
         try:
             if agent.can_resume:
                 result = await call(client.resume_session(session_id, cwd))
@@ -250,4 +252,7 @@ class Sessions:
         if kind in ("current_mode_update", "config_option_update"):
             if kind == "config_option_update":
                 session.config_options = list(session.transcript.config_options)
+            self._emit_status()
+        elif kind == "usage_update" and (usage := parse_usage(update)) is not None:
+            session.usage = usage
             self._emit_status()

@@ -8,10 +8,23 @@ from typing import Any, Protocol
 
 from ..titles import sanitize_text
 from .session import Session
+from .usage import context_share
 
 JsonObj = dict[str, Any]
 
 STATUS_TEXT_LENGTH = 200
+NAME_LENGTH = 100  # an agent's, mode's or model's name, as the agent sent it
+
+
+def _name(value: str | None) -> str | None:
+    return None if value is None else sanitize_text(value, NAME_LENGTH)
+
+
+def _choices(choices: list[JsonObj] | None) -> list[JsonObj] | None:
+    """Ids exactly as the agent sent them (they are sent back); names made safe to show."""
+    if choices is None:
+        return None
+    return [{"id": c["id"], "name": _name(c["name"])} for c in choices]
 
 
 @dataclass(frozen=True)
@@ -19,7 +32,8 @@ class AgentView:
     """The agent as the status shows it."""
 
     state: str  # starting | ready | disconnected | error
-    name: str
+    name: str  # agentInfo.name, else the command's name
+    title: str | None  # agentInfo.title
     version: str | None
     problem: str | None
 
@@ -29,22 +43,32 @@ def build_status(agent: AgentView, session: Session | None, title: str | None) -
         state = session.state() if session else "idle"
     else:
         state = agent.state
-    mode = session.mode_name if session else None
-    model = session.model_name if session else None
-    parts = [agent.name or "agent", title or ("no session" if session is None else "untitled"), state]
+    mode = _name(session.mode_name) if session else None
+    model = _name(session.model_name) if session else None
+    usage = session.usage if session else None
+    agent_name, agent_title = _name(agent.name), _name(agent.title)
+    parts = [agent_title or agent_name or "agent", title or ("no session" if session is None else "untitled")]
+    parts.append(state)
     if mode:
         parts.append(f"mode {mode}")
     if model:
         parts.append(str(model))
+    if share := context_share(usage):
+        parts.append(share)
     if state in ("error", "disconnected") and agent.problem:
         parts.append(agent.problem)
     return {
         "sessionId": session.session_id if session else None,
         "title": title,
         "state": state,
-        "agent": {"name": agent.name, "version": agent.version},
+        "agent": {"name": agent_name, "title": agent_title, "version": _name(agent.version)},
         "mode": mode,
+        "modeId": session.mode_id if session else None,
+        "modes": _choices(session.mode_choices) if session else None,
         "model": model,
+        "modelId": session.model_id if session else None,
+        "models": _choices(session.model_choices) if session else None,
+        "usage": usage,
         "text": sanitize_text(" · ".join(str(p) for p in parts), STATUS_TEXT_LENGTH),
     }
 

@@ -31,7 +31,7 @@ SHOW_UNSAVED_AFTER = 1.0
 RETRY_SECONDS = 5.0
 
 
-def _chain(changes: list[Rules]) -> Rules:
+def chain(changes: list[Rules]) -> Rules:
     """One rules function applying `changes` in order (None from one = it changed nothing)."""
 
     def apply(record: TitleRecord | None) -> TitleRecord | None:
@@ -118,7 +118,7 @@ class TitleWrites:
         state.writing = True
         self._idle.clear()
         loop = asyncio.get_running_loop()
-        future = self._executor.submit(store.update, self.key, session_id, _chain(changes))
+        future = self._executor.submit(store.update, self.key, session_id, chain(changes))
         future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._written, session_id, f))
 
     def _written(self, session_id: str, future: Written) -> None:

@@ -11,21 +11,23 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
-from ..acp.errors import AcpError
+from ..acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, AcpError
 from ..state_dir import secure_state_dir
 from ..titles import (
     UNSET,
     ListedSession,
     RenameFallback,
+    RenameOutcome,
     RenameState,
     RenameTracker,
     StoreUnavailable,
     TitleRecord,
+    TitleSource,
     TitleStore,
     apply_agent_info,
     apply_fallback,
@@ -40,16 +42,20 @@ from ..titles.meta import MetaError, check_meta
 from ..titles.rules import session_info_fields
 from ..titles.sanitize import InvalidTitle
 from . import errors
+from .errors import SidecarError
 from .options import EngineOptions
 from .ports import AgentConnection, Spawn
 from .session import Session
-from .title_writes import TitleWrites
+from .title_watch import StoreWatch
+from .title_writes import Rules, TitleWrites, chain
 from .turns import Turn
 
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 T = TypeVar("T")
+# `session/set_title` on the agent, its errors made user-facing: the title the agent stored.
+SetTitle = Callable[[str, str], Awaitable[str]]
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
@@ -102,6 +108,10 @@ class Titling:
         # A counter of local changes, so a slow store answer never overwrites a newer one.
         self._changes = 0
         self._changed_at: dict[str, int] = {}
+        # Sessions whose session/set_title is in flight, with the agent's session_info_updates
+        # that arrive meanwhile (held back, then applied together with the rename's outcome).
+        self._setting_title: set[str] = set()
+        self._held: dict[str, list[Rules]] = {}
 
     # ------------------------------------------------------------------ lifecycle
     async def open(self) -> None:
@@ -110,10 +120,13 @@ class Titling:
         for note in await self._in_store(lambda: secure_state_dir(state)):
             self._events.on_log("warning", note)
         path = state / "titles.sqlite3"
-        self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
-        self.writes.store = self.store
-        for warning in self.store.warnings:
+        store = self.store = await self._in_store(lambda: TitleStore.open_or_memory(path))
+        self.writes.store = store
+        for warning in store.warnings:
             self._events.on_error(warning)
+        if not store.in_memory:
+            watch = StoreWatch(store, self._in_store, lambda: self.key, self._changed_elsewhere)
+            self._spawn(watch.run(), "titles-watch")
 
     async def aclose(self) -> None:
         for timer in self._timers.values():
@@ -189,6 +202,23 @@ class Titling:
             self._report(exc)
             return None
 
+    def _changed_elsewhere(self, records: list[TitleRecord]) -> None:
+        """Records another sidecar saved: the editor sees what the store holds."""
+        told = False
+        for rec in records:
+            sid = rec.session_id
+            if self.writes.busy(sid) or sid in self.writes.dirty or sid in self._setting_title:
+                continue  # our own change shows the merged record once it lands
+            if sid in self._cache:
+                self._cache[sid] = rec
+            shown = self.writes.shown.get(sid)
+            self.writes.saved(rec)
+            if shown is None or shown.to_session_info() != rec.to_session_info():
+                self._events.on_session_info(rec.to_session_info())
+                told = True
+        if told:
+            self._emit_status()
+
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
             return
@@ -196,13 +226,20 @@ class Titling:
         self._emit_status()
 
     # ------------------------------------------------------------------ session life
+    async def known(self, session_id: str) -> TitleRecord | None:
+        """The session's record, read from the store the first time: what rules build on (a
+        replay must find the user's title, not start from nothing)."""
+        if session_id not in self._cache:
+            stored = await self._stored(session_id)
+            if stored is None or session_id in self._cache:
+                return self._cache.get(session_id)
+            self._cache[session_id] = stored
+            self.writes.saved(stored)
+        return self._cache[session_id]
+
     async def session_created(self, session: Session) -> None:
         cwd, sid, now = session.cwd, session.session_id, time.time()
-        if sid not in self._cache:
-            stored = await self._stored(sid)
-            if stored is not None:
-                self._cache[sid] = stored
-                self.writes.saved(stored)
+        await self.known(sid)
 
         def ensure(rec: TitleRecord | None) -> TitleRecord:
             if rec is None:
@@ -240,16 +277,18 @@ class Titling:
                 self._events.on_log("warning", f"refused _meta of session {session.session_id}: {exc}")
         if not fields:
             return
-        now = time.time()
-        max_len = self.options.titles_max_length
-        rec = self._update(
-            session.session_id,
-            lambda r: apply_agent_info(
-                r, agent=self.key, session_id=session.session_id, now=now, max_length=max_len, **fields
-            ),
-        )
+        sid, now, max_len = session.session_id, time.time(), self.options.titles_max_length
+
+        def change(r: TitleRecord | None) -> TitleRecord:
+            return apply_agent_info(r, agent=self.key, session_id=sid, now=now, max_length=max_len, **fields)
+
+        if sid in self._setting_title:
+            # Applied with the rename's outcome, in one write: the editor sees no in-between title.
+            self._held[sid].append(change)
+            return
+        rec = self._update(sid, change)
         if not self._after_agent_title(session, fields.get("title", UNSET)) and rec is not None:
-            self.writes.show_when_saved(session.session_id)
+            self.writes.show_when_saved(sid)
 
     def _after_agent_title(self, session: Session, title: Any) -> bool:
         """Settle a pending rename with the agent's title; True when it did (and told the editor)."""
@@ -265,7 +304,7 @@ class Titling:
         outcome = self.tracker.on_agent_title(session.session_id, clean)
         if outcome is None:
             return False
-        self._finish_rename(session, outcome)
+        self._finish_rename(session.session_id, outcome)
         return True
 
     # ------------------------------------------------------------------ rename
@@ -291,30 +330,70 @@ class Titling:
     def rename_turn_ended(self, session: Session, turn: Turn) -> None:
         outcome = self.tracker.on_turn_ended(session.session_id, turn.turn_id)
         if outcome is not None:
-            self._finish_rename(session, outcome)
+            self._finish_rename(session.session_id, outcome)
 
     async def _timeout(self, session: Session, turn_id: str) -> None:
         await asyncio.sleep(self.options.rename_timeout_ms / 1000)
         outcome = self.tracker.on_timeout(session.session_id, turn_id)
         if outcome is not None:
-            self._finish_rename(session, outcome)
+            self._finish_rename(session.session_id, outcome)
 
-    def _finish_rename(self, session: Session, outcome: Any) -> None:
-        timer = self._timers.pop(session.session_id, None)
+    def _finish_rename(self, session_id: str, outcome: RenameOutcome, held: Sequence[Rules] = ()) -> None:
+        """Store the outcome, after the `held` changes, in one write, and tell the editor."""
+        timer = self._timers.pop(session_id, None)
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
         now = time.time()
-        self._update(session.session_id, lambda r: apply_rename_outcome(r, outcome, agent=self.key, now=now))
-        self.writes.show_when_saved(session.session_id, force=True)
+
+        def settle(r: TitleRecord | None) -> TitleRecord:
+            return apply_rename_outcome(r, outcome, agent=self.key, now=now)
+
+        self._update(session_id, chain([*held, settle]) if held else settle)
+        self.writes.show_when_saved(session_id, force=True)
         if outcome.state is RenameState.UNCONFIRMED:
             what = (
                 "kept it as a local title"
                 if self.options.rename_fallback == "keep_local"
                 else "restored the previous title"
             )
-            self._events.on_log(
-                "warning", f"the agent did not confirm the rename of {session.session_id}; {what}"
-            )
+            self._events.on_log("warning", f"the agent did not confirm the rename of {session_id}; {what}")
+
+    async def rename_by_agent(self, session_id: str, requested: str, set_title: SetTitle) -> None:
+        """A rename through `session/set_title`: the title the agent stored is the user's.
+
+        Any session the title cache knows can be renamed, loaded or not. On failure
+        nothing changes and the error says why.
+        """
+        if await self.known(session_id) is None:
+            raise errors.unknown_session(session_id)
+        if session_id in self._setting_title:
+            raise errors.invalid(f"a rename of {session_id} is already under way; try again when it ends")
+        self._setting_title.add(session_id)
+        self._held[session_id] = []
+        outcome: RenameOutcome | None = None
+        try:
+            title = sanitize_text(await set_title(session_id, requested), self.options.titles_max_length)
+            if not title:
+                raise SidecarError(
+                    INTERNAL_ERROR,
+                    "the agent stored a title that is empty once control characters are removed",
+                )
+            state = RenameState.CONFIRMED if title == requested else RenameState.CHANGED
+            outcome = RenameOutcome(session_id, state, requested, title, TitleSource.USER)
+        except SidecarError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                raise errors.unknown_session(session_id) from None
+            if exc.code == errors.INVALID_PARAMS:
+                raise errors.invalid(f"invalid title: {exc.message}") from None
+            raise
+        finally:
+            self._setting_title.discard(session_id)
+            held = self._held.pop(session_id)
+            if outcome is None and held and self._update(session_id, chain(held)) is not None:
+                self.writes.show_when_saved(session_id)  # failed: what the agent sent still counts
+        # This rename supersedes one asked by prompt (the agent may have gained set_title on a restart).
+        self.tracker.cancel(session_id)
+        self._finish_rename(session_id, outcome, held)
 
     # ------------------------------------------------------------------ list and reconcile
     async def reconcile(self, client: AgentConnection, cwd: str | None) -> None:

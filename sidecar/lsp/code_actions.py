@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from .progress import tool_label
+
 if TYPE_CHECKING:
     from ..core.engine import Engine
     from .editor_files import EditorFiles
@@ -86,7 +88,9 @@ async def _edit_actions(
 ) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
     for session_id, call_id, call, diffs in _edits_touching(engine, uri):
-        title = ls.clean(str(call.get("title") or call_id), 80)
+        name = call.get("name")
+        label = tool_label(str(call.get("title") or call_id), name if isinstance(name, str) else None)
+        title = ls.clean(label, 80)
         preview = None
         caps = ls.caps
         if caps.code_action_literals and len(diffs) == 1:

@@ -14,6 +14,7 @@ from lsprotocol import types
 
 from ..tasks import OwnedTasks
 from .coalesce import Coalescer
+from .live_events import LiveEvents
 from .progress import TurnProgress
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class Notifier:
         self.port = port
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
+        self.live = LiveEvents(port, tasks)
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
         self._permissions = permissions
@@ -82,12 +84,11 @@ class Notifier:
     # ------------------------------------------------------------------ EngineListener
     def on_session_update(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
         # A text chunk never changes what progress shows: only other updates go there.
-        if (
-            not self.coalescer.push(session_id, turn_id, replay, update)
-            and turn_id is not None
-            and (progress := self.progress.get(turn_id)) is not None
-        ):
-            progress.on_update(update)
+        if not self.coalescer.push(session_id, turn_id, replay, update):
+            if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
+                progress.on_update(update)
+            if not replay:
+                self.live.on_update(session_id, update)
 
     def _send_update(self, params: JsonObj) -> None:
         self.port.notify("acp/sessionUpdate", params)
@@ -114,6 +115,7 @@ class Notifier:
             ended = self.progress.pop(turn_id, None)
             if ended is not None:
                 ended.finish(stop_reason, error)
+            self.live.turn_ended(session_id, stop_reason)
             if error is not None:
                 self.port.show_message(types.MessageType.Error, f"ACP turn failed: {error.get('message')}")
 

@@ -18,15 +18,40 @@ JsonObj = dict[str, Any]
 _END = object()
 
 
-def describe(update: JsonObj) -> str | None:
-    """The one line a progress report shows for an update, if it deserves one."""
+MAX_TOOL_CALLS = 1_000  # per turn, remembered for the updates that carry only a status
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def tool_label(title: str, name: str | None) -> str:
+    """A tool call as the editor shows it: its title, and its tool's name (`ToolCall.name`) when known."""
+    return f"{title} ({name})" if name else title
+
+
+def describe(update: JsonObj, calls: dict[str, tuple[str | None, str | None]] | None = None) -> str | None:
+    """The one line a progress report shows for an update, if it deserves one.
+
+    `calls` remembers each tool call's title and name, so an update carrying only
+    a status still says which call it is.
+    """
     kind = update.get("sessionUpdate")
     if kind in ("tool_call", "tool_call_update"):
-        title = update.get("title")
-        status = update.get("status")
-        if isinstance(title, str) and title:
-            return f"{title} ({status})" if isinstance(status, str) else title
-        return None
+        call_id = update.get("toolCallId")
+        known = (calls or {}).get(call_id) if isinstance(call_id, str) else None
+        title = _text(update.get("title")) or (known[0] if known else None)
+        name = _text(update.get("name")) or (known[1] if known else None)
+        if calls is not None and isinstance(call_id, str) and (title or name):
+            calls.pop(call_id, None)
+            calls[call_id] = (title, name)
+            if len(calls) > MAX_TOOL_CALLS:
+                del calls[next(iter(calls))]
+        if title is None:
+            return None
+        status = _text(update.get("status"))
+        label = tool_label(title, name)
+        return f"{label} · {status}" if status else label
     if kind == "plan":
         entries = update.get("entries")
         if isinstance(entries, list):
@@ -38,17 +63,23 @@ def describe(update: JsonObj) -> str | None:
 
 
 class TurnProgress:
-    def __init__(self, server: ProgressPort, turn_id: str, title: str) -> None:
+    """One work-done progress; `turn_id` names it (a turn, or another piece of work such as a compaction)."""
+
+    def __init__(
+        self, server: ProgressPort, turn_id: str, title: str, begin_message: str = "running"
+    ) -> None:
         self.server = server
         self.turn_id = turn_id
         self.title = title
+        self.begin_message = begin_message
         # A fresh token each time: pygls never releases an ended token.
         self.token = f"acp-{turn_id}-{uuid.uuid4().hex[:8]}"
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._last: str | None = None
+        self._calls: dict[str, tuple[str | None, str | None]] = {}
 
     def on_update(self, update: JsonObj) -> None:
-        text = describe(update)
+        text = describe(update, self._calls)
         if text is not None and text != self._last:
             self._last = text
             self._queue.put_nowait(text)
@@ -67,7 +98,9 @@ class TurnProgress:
         clean = self.server.clean
         progress.begin(
             self.token,
-            types.WorkDoneProgressBegin(title=clean(self.title, 100), message="running", cancellable=False),
+            types.WorkDoneProgressBegin(
+                title=clean(self.title, 100), message=self.begin_message, cancellable=False
+            ),
         )
         while True:
             item = await self._queue.get()

@@ -4,12 +4,12 @@ Each function returns the *same object* when nothing changes, so the store
 can skip the write and callers can skip the notification. ``changed_at`` is
 bumped only by a real change.
 
-The order of authority is ``user`` > ``agent`` > ``list`` > ``fallback``,
-with one deliberate exception: a live ``session_info_update`` from the agent
-always applies, because the agent owns the live session. What a user's title
-means is decided by the rename flow (:mod:`.rename`), which stores a
-confirmed or kept title with source ``user`` so a later ``session/list``
-cannot undo it.
+The order of authority is ``user`` > ``agent`` > ``list`` > ``fallback``.
+A ``session_info_update`` from the agent (live or replayed by
+``session/load``) replaces any title but a ``user`` one: only the user
+changes a user's title, through a rename (:mod:`.rename`, which stores a
+confirmed or kept title with source ``user``, and decides what the agent's
+answer to a rename means).
 """
 
 from __future__ import annotations
@@ -105,10 +105,11 @@ def apply_agent_info(
     meta: object = UNSET,
     max_length: int = DEFAULT_MAX_LENGTH,
 ) -> TitleRecord:
-    """A live ``session_info_update``: omitted = unchanged, None = cleared.
+    """A ``session_info_update``: omitted = unchanged, None = cleared.
 
-    A title that sanitizes to nothing counts as cleared; a field of the
-    wrong type counts as omitted. A new title without
+    A ``user`` title is never changed or cleared here (its ``updatedAt`` and
+    ``_meta`` still are). A title that sanitizes to nothing counts as
+    cleared; a field of the wrong type counts as omitted. A new title without
     ``updated_at`` is stamped with our clock, so a stale ``session/list``
     cannot replace it. A ``_meta`` patch that is malformed or would push the
     stored object past the limits of :func:`check_meta` is ignored (callers
@@ -122,13 +123,11 @@ def apply_agent_info(
         title = UNSET
     if updated_at is not None and not isinstance(updated_at, str):
         updated_at = UNSET
-    if not isinstance(title, Unset):
+    if not isinstance(title, Unset) and base.title_source is not TitleSource.USER:
         cleaned = _clean_title(title, max_length)
         if cleaned is None:
             changes.update(title=None, title_source=None)
-        elif cleaned != base.title or base.title_source is not TitleSource.USER:
-            # The same title the user chose stays a user title: the agent
-            # repeating it must not let a later list replace it.
+        else:
             changes.update(title=cleaned, title_source=TitleSource.AGENT)
             if cleaned != base.title and isinstance(updated_at, Unset):
                 changes["updated_at"] = iso_now(now)

@@ -258,12 +258,17 @@ def validate_user_title(raw: object, max_length: int = DEFAULT_MAX_LENGTH) -> st
 
 # Markdown and quoting that often opens a prompt but says nothing about it:
 # headings, quotes, list bullets and numbers, fences, emphasis, quote marks.
-_LEADING_NOISE = re.compile(r"""^(?:[#>*+\-=_~|`"'“”‘’«»„]+ ?|\d{1,3}[.)] |\[[ xX]\] )+""")
+# A heading's "#"s are followed by a space (CommonMark): "#123" or "#todo" is a word.
+_LEADING_NOISE = re.compile(r"""^(?:#+(?: |$)|[>*+\-=_~|`"'“”‘’«»„]+ ?|\d{1,3}[.)] |\[[ xX]\] )+""")
 _INLINE_NOISE = re.compile(r"`+|\*\*|__")
+# "#name=value" tokens are settings for a tool or agent (the demo agent's "#chunks=300"),
+# not words about the conversation.
+_DIRECTIVE = re.compile(r"(?<!\S)#[\w.-]+=\S*(?!\S)")
 _TRAILING_NOISE = " .,;:-"
 
 
 def _strip_markdown(text: str) -> str:
+    text = _SPACE_RUN.sub(" ", _DIRECTIVE.sub("", text)).strip(" ")
     text = _LEADING_NOISE.sub("", text)
     return _trim(_SPACE_RUN.sub(" ", _INLINE_NOISE.sub("", text)))
 

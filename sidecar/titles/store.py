@@ -462,6 +462,17 @@ class TitleStore:
     def get(self, agent: str, session_id: str) -> TitleRecord | None:
         return self._run(lambda conn: self._select_one(conn, agent, session_id), write=False)
 
+    def data_version(self) -> int:
+        """SQLite's `data_version`: it changes when another connection (another sidecar) commits."""
+        return self._run(lambda conn: int(conn.execute("PRAGMA data_version").fetchone()[0]), write=False)
+
+    def fingerprints(self, agent: str) -> dict[str, tuple[Any, ...]]:
+        """What an editor is shown of each of the agent's sessions, raw: cheap to read and compare
+        (10 000 sessions in about 10 ms), to find the few that changed."""
+        columns = "session_id, title, title_source, updated_at, meta, rename_state"
+        sql = f"SELECT {columns} FROM titles WHERE agent = ?"
+        return self._run(lambda conn: {row[0]: row[1:] for row in conn.execute(sql, (agent,))}, write=False)
+
     def list(self, agent: str, cwd: str | None = None, include_missing: bool = True) -> list[TitleRecord]:
         """The agent's records (of one ``cwd`` if given), newest first."""
         sql = f"{_SELECT} WHERE agent = ?"

@@ -292,3 +292,48 @@ async def test_foreign_sdk_agent(workspace: Path) -> None:
         assert "hello sdk" in rec.texts(sid)
     finally:
         await client.stop(grace=1)
+
+
+async def test_set_title(demo: tuple[AcpClient, Recorder], workspace: Path) -> None:
+    client, _rec = demo
+    agent = await client.initialize()
+    assert agent.can_set_title
+    assert (agent.name, agent.title, agent.display_name) == (
+        "acp-sidecar-demo",
+        "acp-sidecar demo agent",
+        "acp-sidecar demo agent",
+    )
+    sid = (await client.new_session(str(workspace)))["sessionId"]
+    assert await client.set_title(sid, "  Fix \t auth\n") == "Fix auth"
+    with pytest.raises(RemoteError) as unknown:
+        await client.set_title("demo-000000000000", "x")
+    assert unknown.value.code == -32002
+    with pytest.raises(RemoteError) as invalid:
+        await client.set_title(sid, "x" * 201)
+    assert invalid.value.code == -32602
+
+
+async def test_set_title_not_offered_and_malformed_answers(workspace: Path, state_dir: Path) -> None:
+    env = {"ACP_SIDECAR_STATE_DIR": str(state_dir), "ACP_DEMO_CAPS": "no-set-title", "PATH": "/usr/bin:/bin"}
+    client = AcpClient(DEMO, Recorder(workspace), env=env)
+    await client.start()
+    try:
+        agent = await client.initialize()
+        assert not agent.can_set_title
+        with pytest.raises(CapabilityMissing):
+            await client.set_title("any", "x")
+        # An agent that answers without a title (or not an object) gets a clear error.
+        agent.capabilities["sessionCapabilities"]["title"] = {}
+        for answer in ({"title": 5}, {}, ["title"]):
+
+            async def reply(
+                method: str, params: Any, timeout: float | None = -1.0, answer: Any = answer
+            ) -> Any:
+                return answer
+
+            client._call = reply  # type: ignore[method-assign]
+            with pytest.raises(RemoteError) as bad:
+                await client.set_title("any", "x")
+            assert "session/set_title" in bad.value.message, bad.value
+    finally:
+        await client.stop(grace=1)

@@ -55,8 +55,10 @@ async def test_cancel_right_after_the_prompt_that_creates_the_session(
 
 
 async def test_cancel_right_after_rename_cancels_the_rename_turn(workspace: Path, state_dir: Path) -> None:
-    # The slow rename keeps the turn running for 2 s, so only the cancel can end it early.
-    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "slow"}) as ed:
+    # The slow rename keeps the turn running for 2 s, so only the cancel can end it early. A rename
+    # is a turn only without session/set_title (the demo agent offers it unless told not to).
+    env = {"ACP_DEMO_RENAME": "slow", "ACP_DEMO_CAPS": "no-set-title"}
+    async with open_editor("vscode", workspace, state_dir, env=env) as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         mark = ed.mark()
         renamed, cancelled = await asyncio.gather(

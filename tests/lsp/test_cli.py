@@ -36,7 +36,7 @@ async def test_agent_precedence(workspace: Path, state_dir: Path) -> None:
         "vscode", workspace, state_dir, env={"ACP_SIDECAR_AGENT": scripted}, init_options=options
     ) as ed:
         status = await ed.command("acp.status")
-        assert status["agent"]["name"] not in ("scripted-agent", "acp-sidecar demo agent")
+        assert status["agent"]["name"] not in ("scripted-agent", "acp-sidecar-demo")
     # --agent beats both.
     async with open_editor(
         "vscode",
@@ -47,9 +47,10 @@ async def test_agent_precedence(workspace: Path, state_dir: Path) -> None:
         extra_args=["--agent", scripted],
     ) as ed:
         assert (await ed.command("acp.status"))["agent"]["name"] == "scripted-agent"
-    # Nothing configured: the embedded demo agent.
+    # Nothing configured: the embedded demo agent (agentInfo.name, and its title for display).
     async with open_editor("vscode", workspace, state_dir) as ed:
-        assert (await ed.command("acp.status"))["agent"]["name"] == "acp-sidecar demo agent"
+        agent = (await ed.command("acp.status"))["agent"]
+        assert (agent["name"], agent["title"]) == ("acp-sidecar-demo", "acp-sidecar demo agent")
 
 
 async def test_log_file(workspace: Path, state_dir: Path, tmp_path: Path) -> None:

@@ -258,6 +258,8 @@ async def test_demo_edit_allowed_and_apply_code_action(
         titles = [a.title for a in actions or []]
         assert "Ask agent about selection" in titles
         apply = next(a for a in actions or [] if a.title.startswith("Apply agent edit: "))
+        # The tool call's title, and its tool's name (ToolCall.name) next to it.
+        assert apply.title == "Apply agent edit: Edit README.md (write_file)", apply.title
         assert apply.command is not None and apply.command.command == "acp.edit.apply"
         assert apply.edit is not None, "the edit itself is the preview"
         result = await ed.command("acp.edit.apply", *apply.command.arguments)

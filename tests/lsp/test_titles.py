@@ -15,6 +15,9 @@ from sidecar.titles import TitleStore
 from tests.lsp.editor import Editor, open_editor
 
 CONTROL = [chr(c) for c in range(32)] + ["\x7f", "\u202e", "\u2066", "\u200f", "\x1b"]
+# The demo agent offers session/set_title, which renames without a prompt: these turn it off,
+# for the tests of the rename prompt (what agents without session/set_title get).
+NO_SET_TITLE = {"ACP_DEMO_CAPS": "no-set-title"}
 
 
 def clean(text: str | None) -> bool:
@@ -116,7 +119,8 @@ async def test_hostile_titles(
 async def test_rename_confirmed_then_survives_restart_and_refresh(workspace: Path, state_dir: Path) -> None:
     # The slow rename (the demo agent confirms after 2 s) keeps the rename pending while
     # the list below is asked: the default agent often confirmed before the list answered.
-    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "slow"}) as ed:
+    env = {"ACP_DEMO_RENAME": "slow", **NO_SET_TITLE}
+    async with open_editor("vscode", workspace, state_dir, env=env) as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         await ed.prompt_and_wait("#chunks=1 first prompt words")
         mark = ed.mark()
@@ -138,7 +142,9 @@ async def test_rename_confirmed_then_survives_restart_and_refresh(workspace: Pat
 
 
 async def test_rename_changed_by_agent(workspace: Path, state_dir: Path) -> None:
-    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "other"}) as ed:
+    async with open_editor(
+        "vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "other", **NO_SET_TITLE}
+    ) as ed:
         await ed.command("acp.session.new")
         mark = ed.mark()
         await ed.command("acp.session.rename", "Wanted")
@@ -155,9 +161,8 @@ async def test_rename_unconfirmed_fallbacks(
     fallback: str, expected_title: str, source: str, workspace: Path, state_dir: Path
 ) -> None:
     options = {"rename": {"fallback": fallback}}
-    async with open_editor(
-        "vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "ignore"}, init_options=options
-    ) as ed:
+    env = {"ACP_DEMO_RENAME": "ignore", **NO_SET_TITLE}
+    async with open_editor("vscode", workspace, state_dir, env=env, init_options=options) as ed:
         await ed.command("acp.session.new")
         await ed.prompt_and_wait("#title Original")
         mark = ed.mark()
@@ -172,9 +177,8 @@ async def test_rename_unconfirmed_fallbacks(
 
 async def test_rename_timeout(workspace: Path, state_dir: Path) -> None:
     options = {"rename": {"timeoutMs": 300, "fallback": "keep_local"}}
-    async with open_editor(
-        "vscode", workspace, state_dir, env={"ACP_DEMO_RENAME": "slow"}, init_options=options
-    ) as ed:
+    env = {"ACP_DEMO_RENAME": "slow", **NO_SET_TITLE}
+    async with open_editor("vscode", workspace, state_dir, env=env, init_options=options) as ed:
         await ed.command("acp.session.new")
         mark = ed.mark()
         await ed.command("acp.session.rename", "Slow rename")
@@ -182,8 +186,8 @@ async def test_rename_timeout(workspace: Path, state_dir: Path) -> None:
         assert done["renameState"] == "unconfirmed" and done["title"] == "Slow rename"
 
 
-async def test_rename_queues_behind_a_running_turn(workspace: Path, state_dir: Path) -> None:
-    async with open_editor("helix", workspace, state_dir) as ed:
+async def test_rename_prompt_queues_behind_a_running_turn(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, env=NO_SET_TITLE) as ed:
         await ed.command("acp.session.new")
         running = await ed.command("acp.prompt", "#chunks=10 #slow=50 busy")
         mark = ed.mark()

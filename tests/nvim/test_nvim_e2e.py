@@ -97,8 +97,18 @@ def test_prompt_streams_into_transcript_and_quit_leaves_no_process(nvim_env: Nvi
     assert not left, f"still running after Neovim quit: {left} {procs}"
 
 
+def test_rename_through_set_title(nvim_env: NvimEnv) -> None:
+    # The demo agent offers session/set_title: no prompt, nothing pending, confirmed at once.
+    done = ok(nvim_env.run("rename", {"ACP_TEST_TITLE": "Set at once"}))
+    states = [i.get("renameState") for i in done["rename_infos"]]
+    assert "pending" not in states and states[-1] == "confirmed", done["rename_infos"]
+    assert done["status"]["title"] == "Set at once"
+    assert "Set at once" in check_statusline(done["statusline"], done["status"])
+
+
 def test_rename_then_sessions_after_restart(nvim_env: NvimEnv) -> None:
-    first = ok(nvim_env.run("rename", {"ACP_TEST_TITLE": "New name"}))
+    # A rename prompt (what agents without session/set_title get): pending, then confirmed.
+    first = ok(nvim_env.run("rename", {"ACP_TEST_TITLE": "New name", "ACP_DEMO_CAPS": "no-set-title"}))
     sid = first["session_id"]
     assert sid
     states = [i.get("renameState") for i in first["rename_infos"]]

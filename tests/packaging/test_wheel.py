@@ -321,7 +321,10 @@ async def test_serves_an_editor(fresh: Fresh) -> None:
                 )
                 if status["state"] != "idle":
                     await asyncio.sleep(0.2)
-        assert status["agent"]["name"] == "acp-sidecar demo agent"
+        assert (status["agent"]["name"], status["agent"]["title"]) == (
+            "acp-sidecar-demo",
+            "acp-sidecar demo agent",
+        )
         assert status["agent"]["version"] == __version__
         async with asyncio.timeout(30):
             await client.shutdown_session()
@@ -398,7 +401,7 @@ def test_nvim_set_up_with_the_printed_lazy_spec(fresh: Fresh) -> None:
     assert result["setup"] is True and result["module"] == str(plugin / "lua" / "acp_sidecar" / "init.lua")
     assert result["cmd"] == ["acp-sidecar"]  # from PATH: the fresh venv's
     assert result["exec"].get("err") is None, result["exec"]
-    assert result["exec"]["status"]["agent"]["name"] == "acp-sidecar demo agent"
+    assert result["exec"]["status"]["agent"]["name"] == "acp-sidecar-demo"
     health = "\n".join(result["health"])
     assert f"sidecar executable: {fresh.sidecar}" in health, health
     assert f"version: acp-sidecar {__version__}" in health, health

@@ -189,8 +189,16 @@ def test_finished_rename_state_is_forgotten_when_the_title_moves_on() -> None:
     assert outcome is not None
     rec = apply_rename_outcome(rec, outcome, agent=A, now=4.0)
     assert rec.rename_state is RenameState.CONFIRMED
-    # Metadata alone keeps the state; a new title from the agent ends it.
+    # Metadata alone keeps the state, and the agent cannot replace the user's title.
     rec = apply_agent_info(rec, agent=A, session_id=S, now=5.0, meta={"k": 1})
     assert rec.rename_state is RenameState.CONFIRMED
-    rec = apply_agent_info(rec, agent=A, session_id=S, now=6.0, title="Later title")
+    assert apply_agent_info(rec, agent=A, session_id=S, now=6.0, title="Later title") is rec
+    # A rename the agent answered with its own title leaves an agent title: a new one ends the state.
+    tracker.start(S, "Again", rec, "t2")
+    changed = tracker.on_agent_title(S, "Agent's choice")
+    assert changed is not None and changed.state is RenameState.CHANGED
+    rec = apply_rename_outcome(rec, changed, agent=A, now=7.0)
+    assert (rec.title_source, rec.rename_state) == (TitleSource.AGENT, RenameState.CHANGED)
+    rec = apply_agent_info(rec, agent=A, session_id=S, now=8.0, title="Later title")
+    assert rec.title == "Later title"
     assert rec.rename_state is None and rec.to_session_info()["renameState"] is None

@@ -73,10 +73,16 @@ def test_agent_title_without_time_gets_our_clock() -> None:
     assert parse_timestamp(rec.updated_at) == 0.0
 
 
-def test_live_agent_title_overrides_user_title() -> None:
+def test_agent_title_never_replaces_or_clears_a_user_title() -> None:
+    # Issue 13 item 2: a replayed (or live) session_info_update must not undo a rename.
     user = apply_user_title(None, "Mine", agent=A, session_id=S, now=1.0)
-    rec = apply_agent_info(user, agent=A, session_id=S, now=2.0, title="Agent's")
-    assert (rec.title, rec.title_source) == ("Agent's", TitleSource.AGENT)
+    assert apply_agent_info(user, agent=A, session_id=S, now=2.0, title="Agent's") is user
+    assert apply_agent_info(user, agent=A, session_id=S, now=2.0, title=None) is user
+    # The rest of the update still applies.
+    rec = apply_agent_info(
+        user, agent=A, session_id=S, now=3.0, title="Agent's", updated_at=T2, meta={"k": 1}
+    )
+    assert (rec.title, rec.title_source, rec.updated_at, rec.meta) == ("Mine", TitleSource.USER, T2, {"k": 1})
 
 
 def test_agent_repeating_the_user_title_keeps_it_a_user_title() -> None:
@@ -294,13 +300,10 @@ def test_provenance_invariants(seq: list[tuple[Any, ...]]) -> None:
             rec = apply_agent_info(rec, agent=A, session_id=S, now=now, title=title, updated_at=at, meta=meta)
             if title is UNSET:
                 assert rec.title == (before.title if before else None)
+            elif before is not None and before.title_source is TitleSource.USER:
+                assert (rec.title, rec.title_source) == (before.title, TitleSource.USER)
             elif sanitize_text(title or ""):
-                assert rec.title == sanitize_text(title)
-                assert rec.title_source is TitleSource.AGENT or (
-                    before is not None
-                    and before.title_source is TitleSource.USER
-                    and before.title == rec.title
-                )
+                assert (rec.title, rec.title_source) == (sanitize_text(title), TitleSource.AGENT)
             else:
                 assert rec.title is None
         elif kind == "list":

@@ -313,6 +313,26 @@ def test_fallback_title_cases(prompt: str, expected: str | None) -> None:
     assert fallback_title(prompt) == expected
 
 
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        # Issue 17 item 6: settings for the agent are no title, and their "#" is no heading.
+        ("#chunks=300 #slow=100", None),
+        ("#chunks=1 first prompt words", "first prompt words"),
+        ("Explain the parser #verbose=2 please", "Explain the parser please"),
+        # A heading's "#"s stand before a space; "#123" and "#todo" are words a user means.
+        ("# Fix the parser", "Fix the parser"),
+        ("###### Six levels", "Six levels"),
+        ("#123 crashes at start", "#123 crashes at start"),
+        ("#todo write the tests", "#todo write the tests"),
+        ("See #123 and a=b", "See #123 and a=b"),
+        ("#", None),
+    ],
+)
+def test_fallback_title_hashes(prompt: str, expected: str | None) -> None:
+    assert fallback_title(prompt) == expected
+
+
 def test_fallback_title_byte_limit_cuts_at_word() -> None:
     out = fallback_title("alpha beta gamma delta", max_bytes=15)
     assert out == "alpha beta" + ELLIPSIS

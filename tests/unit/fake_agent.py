@@ -118,6 +118,10 @@ class FakeAgents:
     before_attach: list[JsonObj] = field(default_factory=list)
     # session/cancel stops the prompt at once (else the test answers the prompt itself).
     cancel_stops: bool = True
+    # session/set_title (offered with "title" in sessionCapabilities): waits at the gate, then
+    # answers this (None: the title as asked; a string: that title; an exception: raised).
+    title_gate: Gate = field(default_factory=Gate)
+    title_answer: str | Exception | None = None
     agents: list[FakeAgent] = field(default_factory=list)
     prompts: list[PromptCall] = field(default_factory=list)
     calls: list[tuple[Any, ...]] = field(default_factory=list)
@@ -308,6 +312,16 @@ class FakeAgent:
         self._check()
         self.control.calls.append(("session/set_model", session_id, model_id))
         return {}
+
+    async def set_title(self, session_id: str, title: str) -> str:
+        """`session/set_title`: `title_answer` (an error is raised, a string is the stored title)."""
+        self._check()
+        self.control.calls.append(("session/set_title", session_id, title))
+        await self.control.title_gate.passage()
+        answer = self.control.title_answer
+        if isinstance(answer, Exception):
+            raise answer
+        return title if answer is None else answer
 
 
 class Recorder:

@@ -86,8 +86,9 @@ def rename_new_session(helix: HelixEditor, title: str) -> None:
 
 
 def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
+    # The demo agent offers session/set_title: the rename is no turn, the title shows at once.
     rename_new_session(helix, "Fix auth timeout")
-    helix.wait_screen(r"end_turn$", region="message")
+    helix.wait_screen(r"Fix auth timeout", region="message")
     # The message line reports the renamed session when asked.
     helix.workspace_command("acp.status")
     helix.wait_screen(r"Fix auth timeout", region="message")
@@ -98,7 +99,16 @@ def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
     reason="issue 14 item 3: the rename turn's progress end overwrites the title message; "
     "when this passes, the fix has landed: remove this mark",
 )
-def test_after_a_rename_the_new_title_is_what_the_message_line_shows(helix: HelixEditor) -> None:
+def test_after_a_rename_the_new_title_is_what_the_message_line_shows(tmp_path: Path) -> None:
+    # A rename prompt (an agent without session/set_title) is a turn with its own progress.
+    helix = HelixEditor(tmp_path, env={"ACP_DEMO_CAPS": "no-set-title"})
+    try:
+        rename_by_prompt_then_check(helix)
+    finally:
+        helix.close()
+
+
+def rename_by_prompt_then_check(helix: HelixEditor) -> None:
     rename_new_session(helix, "Fix auth timeout")
     helix.wait_log(
         lambda log: (
@@ -117,7 +127,7 @@ def test_permission_answered_in_the_popup(helix: HelixEditor, keys: tuple[str, .
     helix.wait_agent_ready()
     helix.workspace_command("acp.prompt", '"Run the demo command #permission"')
     helix.wait_screen(PERMISSION_POPUP)
-    helix.wait_screen(r"\(pending\)$", region="message")
+    helix.wait_screen(r"\(run_command\) · pending$", region="message")
     assert helix.selected_item(ACTIONS) == "Allow"  # the first action is preselected
     for key in keys:
         helix.send_keys(key)

@@ -61,7 +61,9 @@ local function check_client()
     return
   end
   local agent = type(st.agent) == "table" and st.agent or {}
-  local name = ("%s %s"):format(tostring(agent.name or "?"), tostring(agent.version or ""))
+  -- agent.title is the agent's name for display (agentInfo.title); agent.name its id.
+  local shown = type(agent.title) == "string" and agent.title or agent.name
+  local name = ("%s %s"):format(tostring(shown or "?"), tostring(agent.version or ""))
   if GOOD[st.state] then
     health.ok(("agent %s reachable, state: %s"):format(vim.trim(name), st.state))
   elseif st.state == "starting" then
