@@ -24,7 +24,9 @@ class AgentView:
     problem: str | None
 
 
-def build_status(agent: AgentView, session: Session | None, title: str | None) -> JsonObj:
+def build_status(
+    agent: AgentView, session: Session | None, title: str | None, transcript_uri: str | None = None
+) -> JsonObj:
     if agent.state == "ready":
         state = session.state() if session else "idle"
     else:
@@ -45,6 +47,7 @@ def build_status(agent: AgentView, session: Session | None, title: str | None) -
         "agent": {"name": agent.name, "version": agent.version},
         "mode": mode,
         "model": model,
+        "transcriptUri": transcript_uri if session else None,
         "text": sanitize_text(" · ".join(str(p) for p in parts), STATUS_TEXT_LENGTH),
     }
 
