@@ -268,8 +268,12 @@ class Conversations:
         operations, conversation.operations = conversation.operations, []
         waiters, conversation.waiters = conversation.waiters, []
         try:
-            outcome = await asyncio.get_running_loop().run_in_executor(
-                self._executor, self._work, conversation, operations
+            # Shielded: a job cancelled before the worker starts it would be dropped with its
+            # operations (a flusher is cancelled at shutdown; aclose waits for the job instead).
+            outcome = await asyncio.shield(
+                asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._work, conversation, operations
+                )
             )
             self._deliver(conversation.session_id, conversation.uri, outcome)
         finally:
@@ -333,7 +337,7 @@ class Conversations:
                     outcome.changes.append(change)
             return outcome
 
-        outcome = await asyncio.get_running_loop().run_in_executor(self._executor, work)
+        outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
         self._deliver(session_id, self.store.uri(agent, session_id), outcome)
 
     def _deliver(self, session_id: str, uri: str, outcome: _Outcome) -> None:
@@ -355,12 +359,17 @@ class Conversations:
     async def aclose(self) -> None:
         """Write what is still queued (the last turn ends), then stop the worker."""
         self._stopping = True
-        pending = [c for c in self._by_session.values() if c.operations or c.unsaved]
         try:
             async with asyncio.timeout(CLOSE_WAIT):
-                for conversation in pending:
+                while pending := [c for c in self._by_session.values() if c.operations]:
+                    for conversation in pending:
+                        with contextlib.suppress(Exception):
+                            await self._flush(conversation)
+                for conversation in [c for c in self._by_session.values() if c.unsaved]:
                     with contextlib.suppress(Exception):
-                        await self._flush(conversation)
+                        await self._flush(conversation)  # one last try for what the disk refused
+                # The worker runs jobs in order: this one ends after those cancelled flushers left.
+                await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
         except TimeoutError:
             log.warning("transcripts: the last writes took over %g s; some may be missing", CLOSE_WAIT)
         self._closed = True

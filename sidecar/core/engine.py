@@ -169,8 +169,8 @@ class Engine:
         await self._tasks.aclose()
         for session in self.registry.by_id.values():
             self.turns.end_current(session, "shutdown")
+        await self.titles.aclose()  # its last title changes go to the documents too
         await self.conversations.aclose()
-        await self.titles.aclose()
 
     def kill_agent_now(self) -> None:
         self.supervisor.kill_now()

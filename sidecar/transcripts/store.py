@@ -402,7 +402,8 @@ class _Open:
         keys = list(batch.keys)
         items_text = ""
         if batch.items:
-            index = self.store._read_keys(self.keys_path)
+            # What the document holds, and the live items going in just before the replay.
+            index = self.store._read_keys(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
             cursor = batch.cursor
             matched = cursor.matched if cursor is not None else Counter()
             parts: list[str] = []
