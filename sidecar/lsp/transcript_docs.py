@@ -177,18 +177,21 @@ class TranscriptDocs:
     async def _edits_for(self, doc: _Open, buffer: str) -> list[TextEdit]:
         """What makes `buffer` show the file (keeping the user's unsent prompt), plus the
         prompt-area clears asked for."""
-        from ..transcripts import apply_edits, clear_prompt, prompt_text, resync  # with the engine
+        from ..transcripts import apply_edits, clear_prompt, prompt_text  # with the engine
 
         changes, doc.changes = doc.changes, []
         clears, doc.clears = doc.clears, []
         edits: list[TextEdit] | None = [] if not changes else None
         if len(changes) == 1 and not doc.stale:
             edits = changes[0].mirror(buffer)
+        elif changes and not doc.stale:
+            target = _mirror_all(buffer, changes)
+            edits = _resync(buffer, target) if target is not None else None
         if edits is None or doc.stale:
             doc.stale = False
             store = self._store()
             text = await asyncio.to_thread(store.read, doc.agent, doc.session_id) if store else None
-            edits = resync(buffer, text) if text is not None else []
+            edits = _resync(buffer, text) if text is not None else []
         for sent in clears:
             clear = clear_prompt(buffer) if prompt_text(buffer) == sent else None
             if clear is None:
@@ -324,6 +327,31 @@ class TranscriptDocs:
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
             log.warning("window/showDocument of %s: %r", uri, exc)
+
+
+def _mirror_all(buffer: str, changes: list[DocumentChange]) -> str | None:
+    """The buffer after every change in turn (None: one does not fit it)."""
+    from ..transcripts import apply_edits
+
+    for change in changes:
+        edits = change.mirror(buffer)
+        if edits is None:
+            return None
+        buffer = apply_edits(buffer, edits)
+    return buffer
+
+
+def _resync(buffer: str, target: str) -> list[TextEdit]:
+    """`resync`, with a changed title line as an edit of its own: a new title and new text at the
+    end are two small edits, not one that rewrites the whole document between them."""
+    from ..transcripts import TextEdit, resync
+
+    old_end, new_end = buffer.find("\n"), target.find("\n")
+    if old_end < 0 or new_end < 0 or buffer[:old_end] == target[:new_end]:
+        return resync(buffer, target)
+    rest = resync(buffer[old_end:], target[new_end:])
+    shifted = [TextEdit(e.start + old_end, e.end + old_end, e.text) for e in rest]
+    return [TextEdit(0, old_end, target[:new_end]), *shifted]
 
 
 def _encoding(kind: object) -> str:
