@@ -31,6 +31,7 @@ class Buffers:
     encoding: str = "utf-16"
     applied: list[AppliedEdit] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    refuse_next: int = 0  # refuse this many edits (as a user who says no, or an editor that failed)
 
     @classmethod
     def attach(cls, editor: Editor) -> Buffers:
@@ -53,6 +54,9 @@ class Buffers:
 
     async def apply(self, params: Any) -> types.ApplyWorkspaceEditResult:
         edit: types.WorkspaceEdit = params.edit
+        if self.refuse_next > 0:
+            self.refuse_next -= 1
+            return self._refuse("refused on purpose")
         per_document: list[tuple[str, int | None, list[types.TextEdit]]] = []
         for change in edit.document_changes or []:
             if not isinstance(change, types.TextDocumentEdit):

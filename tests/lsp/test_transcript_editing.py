@@ -139,6 +139,20 @@ async def test_the_answer_grows_in_the_open_document_while_it_streams(
         well_formed(text)
 
 
+async def test_edits_the_editor_refuses_are_made_good_from_the_file(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path, uri = await open_transcript(ed)
+        buffers.type_at_end(uri, "unsent")
+        buffers.refuse_next = 2
+        admitted = await ed.command("acp.prompt", {"text": "#chunks=30 #slow=20 refused at first"})
+        await ed.wait_turn_end(admitted["turnId"])
+        text = await settled(buffers, uri, path, 1, "unsent")
+        assert buffers.refused == ["refused on purpose"] * 2
+        assert "c29 " in text and prompt_text(text) == "unsent"
+
+
 async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path, state_dir: Path) -> None:
     async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
         buffers = Buffers.attach(ed)
