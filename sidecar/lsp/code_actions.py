@@ -35,7 +35,7 @@ async def code_actions(
 ) -> list[types.CodeAction]:
     uri = params.text_document.uri
     rng = params.range
-    identity = transcripts.identity(uri)
+    identity = transcripts.identity(uri) or await transcripts.identify(uri)
     if identity is not None:
         # A transcript: its own actions (context from it would be the conversation itself).
         return [*_transcript_actions(engine, uri, identity[1]), *_permission_actions(ls, engine)]

@@ -71,11 +71,19 @@ class TranscriptDocs:
         self._store = store  # the engine's, once it runs
         self._open: dict[str, _Open] = {}  # by the store's URI of the document
         self._key_of: dict[str, str] = {}  # the editor's URI -> the store's
+        self._tracking: set[asyncio.Task[None]] = set()  # didOpens being identified
         self.edits_sent = 0
 
     # ------------------------------------------------------------------ which documents
     def opened(self, uri: str) -> None:
-        self._tasks.spawn(self._track(uri), "transcript-open")
+        task = self._tasks.spawn(self._track(uri), "transcript-open")
+        self._tracking.add(task)
+        task.add_done_callback(self._tracking.discard)
+
+    async def _tracked(self) -> None:
+        """Until the documents opened so far are identified (what is open is known)."""
+        if self._tracking:
+            await asyncio.wait(list(self._tracking), timeout=SHOW_TIMEOUT)
 
     async def _track(self, uri: str) -> None:
         identity = await self.identify(uri)
@@ -321,6 +329,7 @@ class TranscriptDocs:
 
     async def _show(self, engine: Engine, session_id: str, only_if_closed: bool) -> None:
         uri = await engine.conversations.document(session_id)
+        await self._tracked()
         if only_if_closed and self.is_open(uri):
             return
         try:

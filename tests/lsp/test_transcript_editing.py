@@ -143,11 +143,14 @@ async def test_edits_the_editor_refuses_are_made_good_from_the_file(workspace: P
     async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
         buffers = Buffers.attach(ed)
         await ed.command("acp.session.new")
-        path, uri = await open_transcript(ed)
-        buffers.type_at_end(uri, "unsent")
+        path = await transcript_path(ed)
+        old = await wait_file(path, lambda t: MARKER in t)
+        await ed.prompt_and_wait("#chunks=30 written while it was closed")
+        await wait_file(path, lambda t: turn_ends(t) == 1)
+        # The editor opens what it read before the turn (a stale view): the sidecar brings it up to
+        # date, and when the editor refuses that edit, the next one tries again.
         buffers.refuse_next = 2
-        admitted = await ed.command("acp.prompt", {"text": "#chunks=30 #slow=20 refused at first"})
-        await ed.wait_turn_end(admitted["turnId"])
+        uri = ed.open(path, old + "unsent", language="markdown")
         text = await settled(buffers, uri, path, 1, "unsent")
         assert buffers.refused == ["refused on purpose"] * 2
         assert "c29 " in text and prompt_text(text) == "unsent"
