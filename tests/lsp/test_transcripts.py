@@ -83,11 +83,17 @@ async def test_the_file_holds_prompt_streamed_answer_tool_calls_and_diffs(
         assert path.parent == state_dir / "transcripts" / "acp-sidecar-demo"
         ask, _ = await ed.prompt_and_wait("Where is the README? Do not change files.")
         edit, end = await ed.prompt_and_wait("Please add a line #edit")
+        app = workspace / "src" / "app.py"
+        selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 4}}
+        await ed.prompt_and_wait("Explain this", uri=app.as_uri(), range=selection)
         assert end["stopReason"] == "end_turn"
         answer = ed.text_of(ask["turnId"]).strip()
-        text = await wait_file(path, lambda t: t.count("_Turn ended (end_turn)") == 2)
+        text = await wait_file(path, lambda t: t.count("_Turn ended (end_turn)") == 3)
     well_formed(text)
     body = conversation(text)
+    # Attached context is named with its range, never shown raw.
+    assert "## You\n\nExplain this\n\nContext: `src/app.py` (lines 1-2)\n" in body
+    assert "héllo wörld" not in body and "[resource:" not in body
     # In order: the prompt, the plan, the read tool call, the streamed answer, the turn's end.
     order = [
         "## You\n\nWhere is the README? Do not change files.",
