@@ -81,7 +81,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
         raise invalid("sessionId is required")
     session_id = await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))
     if args.show:
-        await ls.transcripts.show(engine, session_id)
+        ls.transcripts.show(engine, session_id)
     return {"sessionId": session_id}
 
 
@@ -90,7 +90,7 @@ async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -
     engine = await ls.ready_engine()
     result = await engine.transcript(args.session_id)
     if args.show:
-        await ls.transcripts.show(engine, result["sessionId"])
+        ls.transcripts.show(engine, result["sessionId"])
     return result
 
 
@@ -105,7 +105,7 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
         context = await _context(ls, args.uri, args.range) if args.uri else None
         result = await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
     if ls.options.transcript.show_on_prompt:
-        ls.transcripts.show_later(engine, result["sessionId"])
+        ls.transcripts.show(engine, result["sessionId"], unless_open=True)
     return result
 
 

@@ -118,8 +118,8 @@ class TranscriptDocs:
             doc = self._open[key]
             return doc.agent, doc.session_id
         store = self._store()
-        if store is None or not uri.startswith("file:"):
-            return None
+        if store is None or not uri.startswith("file:") or not uri.endswith(".md"):
+            return None  # (most documents are not: no thread, no read)
         return await asyncio.to_thread(store.identify, uri)
 
     def identity(self, uri: str) -> tuple[str, str] | None:
@@ -318,24 +318,21 @@ class TranscriptDocs:
         return result
 
     # ------------------------------------------------------------------ showing a document
-    def show_later(self, engine: Engine, session_id: str) -> None:
-        """Open the session's document in the editor (unless it is open), once it is written."""
+    def show(self, engine: Engine, session_id: str, unless_open: bool = False) -> None:
+        """Open the session's document in the editor once what is queued for it is written
+        (in the background: a command's answer never waits for the editor's)."""
         if self.port.caps.show_document:
-            self._tasks.spawn(self._show(engine, session_id, only_if_closed=True), "transcript-show")
+            self._tasks.spawn(self._show(engine, session_id, unless_open), "transcript-show")
 
-    async def show(self, engine: Engine, session_id: str) -> None:
-        if self.port.caps.show_document:
-            await self._show(engine, session_id, only_if_closed=False)
-
-    async def _show(self, engine: Engine, session_id: str, only_if_closed: bool) -> None:
-        uri = await engine.conversations.document(session_id)
-        await self._tracked()
-        if only_if_closed and self.is_open(uri):
-            return
+    async def _show(self, engine: Engine, session_id: str, unless_open: bool) -> None:
         try:
+            uri = await engine.conversations.document(session_id)
+            await self._tracked()
+            if unless_open and self.is_open(uri):
+                return
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
-            log.warning("window/showDocument of %s: %r", uri, exc)
+            log.warning("showing the transcript of %s: %r", session_id, exc)
 
 
 def _mirror_all(buffer: str, changes: list[DocumentChange]) -> str | None:

@@ -271,7 +271,8 @@ async def test_transcript_command_and_load_with_show(workspace: Path, state_dir:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         await ed.prompt_and_wait("#chunks=3 remembered")
         result = await ed.command("acp.session.transcript", {"show": True})
-        assert result["sessionId"] == sid and ed.client.shown_documents[-1].uri == result["uri"]
+        assert result["sessionId"] == sid
+        await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
     path = path_of(result["uri"])
     path.unlink()
     async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
@@ -283,6 +284,6 @@ async def test_transcript_command_and_load_with_show(workspace: Path, state_dir:
         assert "unknown session" in unknown.value.message
         loaded = await ed.command("acp.session.load", {"sessionId": sid, "show": True})
         assert loaded == {"sessionId": sid}
-        assert [d.uri for d in ed.client.shown_documents] == [result["uri"]]
+        await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
         status = await ed.command("acp.status")
         assert status["transcriptUri"] == result["uri"]

@@ -274,3 +274,19 @@ async def test_transcript_files_are_private(workspace: Path, state_dir: Path, ma
     files = list(path.parent.iterdir())
     assert path in files and any(f.name.endswith(".keys") for f in files), files
     assert {f.name: mode_of(f) for f in files} == {f.name: 0o600 for f in files}
+
+
+@pytest.mark.parametrize("caps", ["", "legacy-model"])
+async def test_mode_and_model_changes_are_in_the_file(workspace: Path, state_dir: Path, caps: str) -> None:
+    async with open_editor("vscode", workspace, state_dir, env={"ACP_DEMO_CAPS": caps}) as ed:
+        await ed.command("acp.session.new")
+        await ed.command("acp.session.setMode", {"modeId": "code"})
+        await ed.command("acp.session.setModel", {"modelId": "demo-smart"})
+        await ed.prompt_and_wait("#chunks=2 after the changes")
+        path = await transcript_path(ed)
+        text = await wait_file(path, lambda t: turn_ends(t) == 1)
+    body = conversation(text)
+    # Once each (the agent's own update and the answer to the call say the same), before the turn.
+    assert body.count("_Mode: Code_") == 1 and body.count("_Model: Demo Smart_") == 1, body
+    assert body.index("_Model: Demo Smart_") < body.index("after the changes")
+    assert "Demo Fast" not in body and "_Mode: Ask_" not in body  # where the session started: no change
