@@ -51,6 +51,9 @@ class _Open:
     uri: str  # as the editor names it
     agent: str
     session_id: str
+    # The buffer's version when it was opened: until it changes, the buffer is what the editor
+    # read (from the file, perhaps during an append; or its own unsaved copy).
+    opened_version: int | None = None
     changes: list[DocumentChange] = field(default_factory=list)
     stale: bool = True  # the buffer may differ from the file: compare them
     clears: list[str] = field(default_factory=list)  # prompts sent from the area, to clear
@@ -95,7 +98,8 @@ class TranscriptDocs:
         self._key_of[uri] = key
         doc = self._open.get(key)
         if doc is None or doc.uri != uri:
-            doc = self._open[key] = _Open(uri, *identity)
+            text_doc = self._text_document(uri)
+            doc = self._open[key] = _Open(uri, *identity, text_doc.version if text_doc else None)
         # The editor read the file at some moment; appends may have come after it.
         doc.stale = True
         self._kick(doc)
@@ -170,7 +174,7 @@ class TranscriptDocs:
             ):
                 return  # closed (or reopened as another)
             buffer, version = text_doc.source, text_doc.version
-            edits = await self._edits_for(doc, buffer)
+            edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
             if not edits:
                 continue
             doc.sent_at = loop.time()
@@ -182,10 +186,10 @@ class TranscriptDocs:
                 doc.refusals += 1
                 doc.stale = doc.refusals < MAX_REFUSALS
 
-    async def _edits_for(self, doc: _Open, buffer: str) -> list[TextEdit]:
-        """What makes `buffer` show the file (keeping the user's unsent prompt), plus the
-        prompt-area clears asked for."""
-        from ..transcripts import apply_edits, clear_prompt, prompt_text  # with the engine
+    async def _edits_for(self, doc: _Open, buffer: str, fresh: bool) -> list[TextEdit]:
+        """What makes `buffer` show the file (keeping the user's unsent prompt; a `fresh` buffer,
+        untouched since the editor read it, has none), plus the prompt-area clears asked for."""
+        from ..transcripts import apply_edits, clear_prompt, prompt_text, replace_edit  # with the engine
 
         changes, doc.changes = doc.changes, []
         clears, doc.clears = doc.clears, []
@@ -199,7 +203,13 @@ class TranscriptDocs:
             doc.stale = False
             store = self._store()
             text = await asyncio.to_thread(store.read, doc.agent, doc.session_id) if store else None
-            edits = _resync(buffer, text) if text is not None else []
+            if text is None:
+                edits = []
+            elif fresh and _torn(buffer, text):
+                whole = replace_edit(buffer, text)
+                edits = [whole] if whole is not None else []
+            else:
+                edits = _resync(buffer, text)
         for sent in clears:
             clear = clear_prompt(buffer) if prompt_text(buffer) == sent else None
             if clear is None:
@@ -333,6 +343,16 @@ class TranscriptDocs:
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
             log.warning("showing the transcript of %s: %r", session_id, exc)
+
+
+def _torn(buffer: str, file_text: str) -> bool:
+    """Whether what follows the buffer's prompt marker is just the end of the file: an editor that
+    read the file while an append rewrote its end got the old start and the new end. (An
+    unsent prompt the editor kept from before would not be the end of the file.)"""
+    from ..transcripts import locate_prompt_area
+
+    area = locate_prompt_area(buffer)
+    return file_text.endswith(buffer[area.prompt_start :] if area is not None else buffer)
 
 
 def _mirror_all(buffer: str, changes: list[DocumentChange]) -> str | None:

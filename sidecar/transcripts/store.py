@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .document import PROMPT_AREA, header_text, separator_for, title_line
 from .elements import HEADINGS
-from .files import Locked, locked_file, private_dir, read_all, write_all
+from .files import Locked, locked_file, private_dir, read_all, read_shared, write_all
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
@@ -116,12 +116,9 @@ class TranscriptStore:
         return self._transaction(agent, session_id, None, lambda doc: doc.clear_prompt())
 
     def read(self, agent: str, session_id: str) -> str | None:
-        """The document's text as it is on disk (None: there is none)."""
-        try:
-            data = self.path(agent, session_id).read_bytes()
-        except FileNotFoundError:
-            return None
-        return decode_prefix(data)[0]
+        """The document's text as it is on disk, never half of a write (None: there is none)."""
+        data = read_shared(self.path(agent, session_id))
+        return None if data is None else decode_prefix(data)[0]
 
     def keys(self, agent: str, session_id: str) -> Counter[str]:
         """The index of items the document holds (or held before a trim), with their counts."""

@@ -156,6 +156,26 @@ async def test_edits_the_editor_refuses_are_made_good_from_the_file(workspace: P
         assert "c29 " in text and prompt_text(text) == "unsent"
 
 
+async def test_a_document_the_editor_read_during_an_append_is_repaired_whole(
+    workspace: Path, state_dir: Path
+) -> None:
+    """An editor that reads the file while an append rewrites its end gets the old start and the
+    new end (seen in Helix): what follows the marker then is no prompt of the user's."""
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path = await transcript_path(ed)
+        await ed.prompt_and_wait("#chunks=3 first")
+        before = await wait_file(path, lambda t: turn_ends(t) == 1)
+        await ed.prompt_and_wait("#chunks=3 second")
+        after = await wait_file(path, lambda t: turn_ends(t) == 2)
+        torn = before + after[len(before) :]
+        assert prompt_text(torn), "the torn read shows text below the marker"
+        uri = ed.open(path, torn, language="markdown")
+        text = await settled(buffers, uri, path, 2)
+        assert text == after and prompt_text(text) == ""
+
+
 async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path, state_dir: Path) -> None:
     async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
         buffers = Buffers.attach(ed)

@@ -353,3 +353,36 @@ def test_a_rewrite_between_two_batches_of_one_message_keeps_it_whole(
     assert "Answer: " + first + rest in text, text
     assert_well_formed(text)
     editor.assert_equal_to_file()
+
+
+def test_a_read_never_sees_half_an_append(tmp_path: Path) -> None:
+    """Appends rewrite the end of the file in place; `read` (what the editor side compares its
+    buffers with) waits for a write under way, so it always sees a whole document."""
+    import threading
+
+    store = TranscriptStore(tmp_path / "state", durable=False)
+    reader_store = TranscriptStore(tmp_path / "state", durable=False)  # as another thread or process
+    store.ensure(AGENT, SESSION)
+    done = threading.Event()
+    torn: list[str] = []
+
+    def read_all_the_time() -> None:
+        while not done.is_set():
+            text = reader_store.read(AGENT, SESSION)
+            if text is not None and not text.endswith(PROMPT_AREA):
+                torn.append(text[-200:])
+
+    reader = threading.Thread(target=read_all_the_time)
+    reader.start()
+    try:
+        r = renderer()
+        r.prompt([{"type": "text", "text": "go"}])
+        for i in range(1500):
+            r.update(agent(f"chunk {i} " * 20))
+            batch = r.take()
+            assert batch is not None
+            store.append(AGENT, SESSION, batch)
+    finally:
+        done.set()
+        reader.join()
+    assert torn == [], f"{len(torn)} torn reads, e.g. {torn[0]!r}"
