@@ -16,6 +16,7 @@ from ..acp import AcpClient, AgentDescription
 from ..tasks import OwnedTasks
 from . import errors
 from .agent_supervisor import AgentSupervisor
+from .conversation import Conversations, TitleRelay
 from .early_updates import EarlyUpdates
 from .fs_service import FileService
 from .options import EngineOptions
@@ -66,8 +67,20 @@ class Engine:
             on_ready=self._agent_ready,
             on_lost=self._agent_lost,
         )
+        # Each session's transcript document (rendered and written off the event loop).
+        self.conversations = Conversations(
+            options,
+            listener,
+            spawn=self.spawn,
+            agent_key=self._agent_key,
+            title_of=lambda session_id: self.titles.title_of(session_id),
+        )
         self.titles = Titling(
-            options, listener, spawn=self.spawn, emit_status=self.emit_status, agent_key=self._agent_key
+            options,
+            TitleRelay(listener, self.conversations),
+            spawn=self.spawn,
+            emit_status=self.emit_status,
+            agent_key=self._agent_key,
         )
         self.registry = Sessions(
             self.supervisor,
@@ -77,6 +90,7 @@ class Engine:
                 options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
             ),
             self.emit_status,
+            self.conversations,
         )
         self.permissions = Permissions(options.permissions, self.registry.by_id, listener, self.emit_status)
         self.turns = TurnQueue(
@@ -89,6 +103,7 @@ class Engine:
             send_cancel=self.supervisor.send_cancel,
             cancel_permissions=Permissions.cancel_pending,
             on_ended=self._turn_ended,
+            on_sent=self.conversations.prompt_sent,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, self.emit_status)
         self.fs = FileService(self.registry.by_id, files)
@@ -114,6 +129,7 @@ class Engine:
             self.turns.fail_queued(session, reason)
 
     def _turn_ended(self, session: Session, turn: Turn) -> None:
+        self.conversations.turn_ended(session, turn)
         if turn.kind is TurnKind.RENAME:
             self.titles.rename_turn_ended(session, turn)
 
@@ -143,6 +159,7 @@ class Engine:
         if self.supervisor.closed:
             return
         self.supervisor.closed = True
+        self.conversations.stop_flushing()
         for session in self.registry.by_id.values():
             self.turns.fail_queued(session, "the sidecar is shutting down")
             if session.current is not None and session.current.in_flight:
@@ -152,7 +169,8 @@ class Engine:
         await self._tasks.aclose()
         for session in self.registry.by_id.values():
             self.turns.end_current(session, "shutdown")
-        await self.titles.aclose()
+        await self.titles.aclose()  # its last title changes go to the documents too
+        await self.conversations.aclose()
 
     def kill_agent_now(self) -> None:
         self.supervisor.kill_now()
@@ -161,7 +179,8 @@ class Engine:
     def _status_snapshot(self) -> JsonObj:
         session = self.registry.active
         title = self.titles.title_of(session.session_id) if session else None
-        return build_status(self.supervisor.view(), session, title)
+        uri = self.conversations.uri(session.session_id) if session else None
+        return build_status(self.supervisor.view(), session, title, uri)
 
     def status(self) -> JsonObj:
         return self._status.current()
@@ -177,6 +196,17 @@ class Engine:
         self, session_id: object, cwd: object | None = None, default_cwd: str | None = None
     ) -> str:
         return await self.registry.load(session_id, cwd, default_cwd)
+
+    async def transcript(self, session_id: str | None) -> JsonObj:
+        """`{sessionId, uri}` of a session's transcript document, created when missing: a session
+        of this process (the active one by default), or any session the title cache knows."""
+        if session_id is None or session_id in self.registry.by_id:
+            session = await self.registry.resolve(session_id)
+            uri = await self.conversations.document(session.session_id)
+            return {"sessionId": session.session_id, "uri": uri}
+        if await self.titles.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        return {"sessionId": session_id, "uri": await self.conversations.document(session_id)}
 
     async def list_sessions(self, cwd: str | None, refresh: bool, all_cwds: Sequence[str]) -> list[JsonObj]:
         return await self.registry.list(cwd, refresh, all_cwds)
@@ -233,16 +263,29 @@ class Engine:
 
     # ================================================================== configuration
     async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:
-        return await self.config.set_mode(await self.registry.resolve(session_id), mode_id)
+        session = await self.registry.resolve(session_id)
+        result = await self.config.set_mode(session, mode_id)
+        if isinstance(mode_id, str):
+            self.conversations.mode_changed(session, mode_id)
+        return result
 
     async def set_config_option(
         self, config_id: object, value: object, session_id: str | None = None
     ) -> JsonObj:
         session = await self.registry.resolve(session_id)
-        return await self.config.set_config_option(session, config_id, value)
+        result = await self.config.set_config_option(session, config_id, value)
+        self.conversations.options_changed(session, session.config_options)
+        return result
 
     async def set_model(self, model_id: object, session_id: str | None = None) -> JsonObj:
-        return await self.config.set_model(await self.registry.resolve(session_id), model_id)
+        session = await self.registry.resolve(session_id)
+        legacy = session.model_option() is None
+        result = await self.config.set_model(session, model_id)
+        if legacy and isinstance(model_id, str):
+            self.conversations.model_changed(session, model_id, session.model_name)
+        else:
+            self.conversations.options_changed(session, session.config_options)
+        return result
 
     async def authenticate(self, method_id: object) -> JsonObj:
         return await self.supervisor.authenticate(method_id)

@@ -20,6 +20,8 @@ class EngineOptions:
     rename_timeout_ms: int = 120_000
     rename_fallback: str = "keep_local"  # keep_local | revert
     titles_max_length: int = 500
+    transcript_max_bytes: int = 4 << 20  # the bound of one transcript document
+    transcripts_durable: bool = True  # fsync every transcript write
     queue_bound: int = 16
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0

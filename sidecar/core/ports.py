@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..acp import AgentDescription, ClientHandler
+from ..transcripts import DocumentChange
 from .session import PermissionRequest
 
 JsonObj = dict[str, Any]
@@ -33,6 +34,9 @@ class EngineListener(Protocol):
     def on_permission(self, request: PermissionRequest) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
+    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+        """A session's transcript document changed on disk (an open editor buffer follows)."""
+        ...
 
 
 class EditorFiles(Protocol):

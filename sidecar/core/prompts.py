@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..transcripts import context_meta
+from ..transcripts import rename_prompt as transcript_rename_prompt
+
 JsonObj = dict[str, Any]
 
 
@@ -25,12 +28,13 @@ def prompt_blocks(text: str, context: PromptContext | None, embed_context: bool)
         return blocks
     name = context.uri.rsplit("/", 1)[-1] or context.uri
     if embed_context:
-        blocks.append(
-            {
-                "type": "resource",
-                "resource": {"uri": context.uri, "text": context.text, "mimeType": context.mime_type},
-            }
-        )
+        block: JsonObj = {
+            "type": "resource",
+            "resource": {"uri": context.uri, "text": context.text, "mimeType": context.mime_type},
+        }
+        if context.label:
+            block["_meta"] = context_meta(context.label)  # so a replayed transcript names the range too
+        blocks.append(block)
     else:
         # Every agent accepts resource_link and text.
         blocks.append({"type": "resource_link", "uri": context.uri, "name": name})
@@ -40,9 +44,7 @@ def prompt_blocks(text: str, context: PromptContext | None, embed_context: bool)
 
 
 def rename_prompt(requested: str) -> tuple[list[JsonObj], JsonObj]:
-    """The prompt that asks the agent to rename its session, and the `_meta` that says it plainly."""
-    text = (
-        f'Rename this session to exactly: "{requested}"\n'
-        "Do nothing else: confirm by sending a session_info_update with exactly that title."
-    )
-    return [{"type": "text", "text": text}], {"acpSidecar": {"renameTitle": requested}}
+    """The prompt that asks the agent to rename its session, and the `_meta` that says it plainly
+    (the transcript's own template, so the transcript shows it as one line, live or replayed)."""
+    text, meta = transcript_rename_prompt(requested)
+    return [{"type": "text", "text": text}], meta

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .agent_supervisor import AgentSupervisor
+from .conversation import TranscriptHooks
 from .early_updates import EarlyUpdates
 from .errors import SidecarError
 from .ports import AgentConnection
@@ -41,10 +42,12 @@ class Sessions:
         sink: UpdateSink,
         early: EarlyUpdates,
         emit_status: Callable[[], None],
+        transcripts: TranscriptHooks,
     ) -> None:
         self._supervisor = supervisor
         self._titles = titles
         self._sink = sink
+        self._transcripts = transcripts
         self._early = early
         self._emit_status = emit_status
         self.by_id: dict[str, Session] = {}
@@ -125,6 +128,7 @@ class Sessions:
         try:
             await self._titles.session_created(session)
         finally:
+            self._transcripts.opened(session)
             self._publish(session)
         self._activate(session)
         return session.session_id
@@ -172,10 +176,12 @@ class Sessions:
                 self._publish(session)
                 session.replaying = True
                 session.transcript.clear()
+                self._transcripts.replay(session, starting=True)
                 try:
                     result = await call(client.load_session(session_id, cwd))
                 finally:
                     session.replaying = False
+                    self._transcripts.replay(session, starting=False)
             else:
                 raise SidecarError(
                     errors.CAPABILITY, "the agent offers neither session/resume nor session/load"
@@ -190,6 +196,7 @@ class Sessions:
         try:
             await self._titles.session_attached(session)
         finally:
+            self._transcripts.opened(session)
             self._publish(session)
         return session
 
@@ -244,6 +251,7 @@ class Sessions:
             if isinstance(text, str) and turn.consume_echo(text):
                 return
         session.transcript.apply(update)
+        self._transcripts.update(session, update)
         if kind == "session_info_update":
             self._titles.on_info_update(session, update)
         self._sink.on_session_update(

@@ -38,7 +38,9 @@ class AgentView:
     problem: str | None
 
 
-def build_status(agent: AgentView, session: Session | None, title: str | None) -> JsonObj:
+def build_status(
+    agent: AgentView, session: Session | None, title: str | None, transcript_uri: str | None = None
+) -> JsonObj:
     if agent.state == "ready":
         state = session.state() if session else "idle"
     else:
@@ -69,6 +71,7 @@ def build_status(agent: AgentView, session: Session | None, title: str | None) -
         "modelId": session.model_id if session else None,
         "models": _choices(session.model_choices) if session else None,
         "usage": usage,
+        "transcriptUri": transcript_uri if session else None,
         "text": sanitize_text(" · ".join(str(p) for p in parts), STATUS_TEXT_LENGTH),
     }
 

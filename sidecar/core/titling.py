@@ -187,6 +187,10 @@ class Titling:
         rec = self.writes.shown.get(session_id)
         return rec.title if rec else None
 
+    async def find(self, session_id: str) -> TitleRecord | None:
+        """What the title cache knows of a session (this process's, or any other's), or None."""
+        return self._cache.get(session_id) or await self._stored(session_id)
+
     async def cwd_of(self, session_id: str) -> str | None:
         rec = self._cache.get(session_id) or await self._stored(session_id)
         return rec.cwd if rec else None

@@ -45,6 +45,7 @@ class TurnQueue:
         send_cancel: Callable[[str], Awaitable[bool]],
         cancel_permissions: Callable[[Session], None],
         on_ended: Callable[[Session, Turn], None],
+        on_sent: Callable[[Session, Turn], None],
     ) -> None:
         self.options = options
         self._events = events
@@ -55,6 +56,7 @@ class TurnQueue:
         self._send_cancel = send_cancel  # session/cancel; False when no agent runs to tell
         self._cancel_permissions = cancel_permissions
         self._on_ended = on_ended
+        self._on_sent = on_sent  # the prompt goes to the agent now
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ admission
@@ -116,6 +118,7 @@ class TurnQueue:
                 # it has ended already, and its prompt is never sent.
                 return
             turn.in_flight = True
+            self._on_sent(session, turn)
             result = await self._call(client.prompt(session.session_id, turn.blocks, turn.meta))
             stop = result.get("stopReason")
             if not isinstance(stop, str) or stop not in STOP_REASONS:

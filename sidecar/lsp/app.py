@@ -67,15 +67,18 @@ def _register_documents(server: AcpLanguageServer) -> None:
     def did_open(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.focus(params.text_document.uri)
+        ls.transcripts.opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.status_diagnostic.focus(params.text_document.uri)
+        ls.transcripts.edited(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.closed(params.text_document.uri)
+        ls.transcripts.closed(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -89,7 +92,7 @@ def _register_documents(server: AcpLanguageServer) -> None:
         if ls.engine is None:
             return None
         try:
-            return await code_actions(ls, ls.files, ls.engine, params)
+            return await code_actions(ls, ls.files, ls.engine, params, ls.transcripts)
         except Exception:
             log.exception("code actions failed")
             return None

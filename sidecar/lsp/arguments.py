@@ -25,6 +25,7 @@ T = TypeVar("T")
 JsonObj = dict[str, Any]
 NON_EMPTY = {"expected": "a non-empty string"}
 STRING = {"expected": "a string"}
+TRUE_OR_FALSE = {"expected": "true or false"}
 
 
 class BadArguments(Exception):
@@ -53,6 +54,13 @@ class SessionLoad:
     session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
     cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    show: bool = attrs.field(default=False, metadata=TRUE_OR_FALSE)
+
+
+@attrs.frozen
+class SessionTranscript:
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+    show: bool = attrs.field(default=False, metadata=TRUE_OR_FALSE)
 
 
 @attrs.frozen

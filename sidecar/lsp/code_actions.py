@@ -1,4 +1,5 @@
-"""Code actions: ask about a selection, fix a diagnostic, apply an agent edit, answer a permission."""
+"""Code actions: ask about a selection, fix a diagnostic, apply an agent edit, answer a permission;
+in a transcript document, send its prompt area or cancel its session's turn."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from ..core.engine import Engine
     from .editor_files import EditorFiles
     from .ports import CodeActionPort
+    from .transcript_docs import TranscriptDocs
 
 JsonObj = dict[str, Any]
 MAX_DIAGNOSTIC_TITLE = 80
@@ -27,10 +29,18 @@ def _range_json(rng: types.Range) -> dict[str, Any]:
 
 
 async def code_actions(
-    ls: CodeActionPort, files: EditorFiles, engine: Engine, params: types.CodeActionParams
+    ls: CodeActionPort,
+    files: EditorFiles,
+    engine: Engine,
+    params: types.CodeActionParams,
+    transcripts: TranscriptDocs,
 ) -> list[types.CodeAction]:
     uri = params.text_document.uri
     rng = params.range
+    identity = transcripts.identity(uri) or await transcripts.identify(uri)
+    if identity is not None:
+        # A transcript: its own actions (context from it would be the conversation itself).
+        return [*_transcript_actions(engine, uri, identity[1]), *_permission_actions(ls, engine)]
     actions: list[types.CodeAction] = []
     if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
         actions.append(
@@ -106,6 +116,20 @@ async def _edit_actions(
                     arguments=[{"sessionId": session_id, "toolCallId": call_id}],
                 ),
             )
+        )
+    return actions
+
+
+def _transcript_actions(engine: Engine, uri: str, session_id: str) -> list[types.CodeAction]:
+    send = types.Command(title="Send to agent", command="acp.prompt", arguments=[{"uri": uri}])
+    actions = [types.CodeAction(title="Send to agent", kind=types.CodeActionKind.Empty, command=send)]
+    session = engine.sessions.get(session_id)
+    if session is not None and (session.current is not None or session.queue):
+        cancel = types.Command(
+            title="Cancel the running turn", command="acp.cancel", arguments=[{"sessionId": session_id}]
+        )
+        actions.append(
+            types.CodeAction(title="Cancel the running turn", kind=types.CodeActionKind.Empty, command=cancel)
         )
     return actions
 

@@ -79,14 +79,34 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
     engine = await ls.ready_engine()
     if args.session_id is None:
         raise invalid("sessionId is required")
-    return {"sessionId": await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))}
+    session_id = await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))
+    if args.show:
+        ls.transcripts.show(engine, session_id)
+    return {"sessionId": session_id}
+
+
+@command("acp.session.transcript", "SessionTranscript", "sessionId")
+async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -> Any:
+    engine = await ls.ready_engine()
+    result = await engine.transcript(args.session_id)
+    if args.show:
+        ls.transcripts.show(engine, result["sessionId"])
+    return result
 
 
 @command("acp.prompt", "Prompt", "text")
 async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
     engine = await ls.ready_engine()
-    context = await _context(ls, args.uri, args.range) if args.uri else None
-    return await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
+    transcript = await ls.transcripts.identify(args.uri) if args.uri else None
+    if transcript is not None:
+        # The prompt area of a transcript document, or text for its session: nothing attached.
+        result = await ls.transcripts.prompt(engine, transcript, args.text, ls.default_cwd(None))
+    else:
+        context = await _context(ls, args.uri, args.range) if args.uri else None
+        result = await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
+    if ls.options.transcript.show_on_prompt:
+        ls.transcripts.show(engine, result["sessionId"], unless_open=True)
+    return result
 
 
 async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptContext:
@@ -234,5 +254,7 @@ def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
         ls.show_message(types.MessageType.Info, f"ACP sessions{more}: {text}")
     elif name in ("acp.session.new", "acp.session.load"):
         ls.show_message(types.MessageType.Info, f"ACP session {result.get('sessionId')} is active")
+    elif name == "acp.session.transcript":
+        ls.show_message(types.MessageType.Info, f"ACP transcript: {result.get('uri')}")
     elif name == "acp.status":
         ls.show_message(types.MessageType.Info, str(result.get("text")))

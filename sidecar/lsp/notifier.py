@@ -19,9 +19,11 @@ from .progress import TurnProgress
 
 if TYPE_CHECKING:
     from ..core.session import PermissionRequest
+    from ..transcripts import DocumentChange
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
     from .status_diagnostic import StatusDiagnostic
+    from .transcript_docs import TranscriptDocs
 
 JsonObj = dict[str, Any]
 
@@ -77,6 +79,7 @@ class Notifier:
         self._log_dropped = 0
         self._last_title: dict[str, str | None] = {}
         self.log_handler = EditorLogHandler(self)
+        self.transcripts: TranscriptDocs | None = None  # open transcript documents follow their file
 
     def close(self) -> None:
         self.coalescer.close()
@@ -165,3 +168,7 @@ class Notifier:
 
     def on_error(self, message: str) -> None:
         self.port.show_message(types.MessageType.Error, message)
+
+    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+        if self.transcripts is not None:
+            self.transcripts.on_change(uri, change)

@@ -30,6 +30,7 @@ class ClientCaps(NamedTuple):
     progress: bool = False
     message_request: bool = False
     code_action_literals: bool = False
+    show_document: bool = False
 
 
 class Stopping(Protocol):
@@ -82,6 +83,14 @@ class EditorPort(Configured, Protocol):
 
 
 class CodeActionPort(Cleaning, Configured, Protocol): ...
+
+
+class TranscriptPort(EditorPort, Stopping, Protocol):
+    """Open transcript documents: their buffers, edits to them, showing one."""
+
+    def show_document(self, uri: str) -> Awaitable[types.ShowDocumentResult | None]:
+        """`window/showDocument` with `takeFocus` (only when `caps.show_document`)."""
+        ...
 
 
 class PermissionPort(Messages, Configured, Cleaning, Protocol):

@@ -28,6 +28,7 @@ from .permissions import PermissionPrompts
 from .ports import ClientCaps
 from .protocol import AcpProtocol
 from .status_diagnostic import StatusDiagnostic
+from .transcript_docs import TranscriptDocs
 
 if TYPE_CHECKING:
     from ..core.engine import Engine
@@ -68,6 +69,7 @@ def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
         progress=bool(window and window.work_done_progress),
         message_request=bool(window and window.show_message is not None),
         code_action_literals=bool(literal and literal.code_action_literal_support),
+        show_document=bool(window and window.show_document and window.show_document.support),
     )
 
 
@@ -90,6 +92,10 @@ class AcpLanguageServer(LanguageServer):
         self.status_diagnostic = StatusDiagnostic(self)
         self.permission_prompts = PermissionPrompts(self, self.tasks)
         self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.permission_prompts)
+        self.transcripts = TranscriptDocs(
+            self, self.tasks, lambda: self.engine.conversations.store if self.engine is not None else None
+        )
+        self.notifier.transcripts = self.transcripts
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -151,6 +157,12 @@ class AcpLanguageServer(LanguageServer):
         result: Awaitable[types.ApplyWorkspaceEditResult | None] = self.workspace_apply_edit_async(params)
         return result
 
+    def show_document(self, uri: str) -> Awaitable[types.ShowDocumentResult | None]:
+        result: Awaitable[types.ShowDocumentResult | None] = self.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, take_focus=True)
+        )
+        return result
+
     def clean(self, text: str, max_length: int) -> str:
         from ..titles.sanitize import sanitize_text  # with the titles package: not at start-up
 
@@ -195,6 +207,7 @@ class AcpLanguageServer(LanguageServer):
             rename_timeout_ms=opts.rename.timeout_ms,
             rename_fallback=opts.rename.fallback,
             titles_max_length=opts.titles.max_length,
+            transcript_max_bytes=opts.transcript.max_bytes,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
             agent_cwd=next(iter(self.folder_paths()), None),

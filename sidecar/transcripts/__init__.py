@@ -20,6 +20,7 @@ from .document import (
     locate_prompt_area,
     lsp_position,
     prompt_text,
+    replace_edit,
     resync,
 )
 from .elements import context_meta, rename_prompt, rename_title
@@ -50,6 +51,7 @@ __all__ = [
     "prompt_text",
     "rename_prompt",
     "rename_title",
+    "replace_edit",
     "resync",
     "safe_name",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "lsp_position",
     "parse_identity",
     "prompt_text",
+    "replace_edit",
     "resync",
     "separator_for",
 ]
@@ -205,6 +206,15 @@ def _common_suffix(a: str, b: str, limit: int) -> int:
         else:
             high = mid - 1
     return low
+
+
+def replace_edit(old: str, new: str) -> TextEdit | None:
+    """The smallest single edit that turns `old` into `new`, prompt area and all (None: equal)."""
+    if old == new:
+        return None
+    prefix = _common_prefix(old, new)
+    suffix = _common_suffix(old, new, prefix)
+    return TextEdit(prefix, len(old) - suffix, new[prefix : len(new) - suffix])
 
 
 def resync(buffer_text: str, document_text: str) -> list[TextEdit]:

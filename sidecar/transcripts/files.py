@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["Locked", "locked_file", "private_dir", "read_all", "write_all"]
+__all__ = ["Locked", "locked_file", "private_dir", "read_all", "read_shared", "write_all"]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -114,6 +114,28 @@ def locked_file(path: Path, durable: bool = True) -> Iterator[Locked]:
         yield locked
     finally:
         locked.close()
+
+
+def read_shared(path: Path) -> bytes | None:
+    """The file's bytes under a shared lock (None: no file). An append rewrites the end of the
+    file in place under the exclusive lock: a plain read could see half of it."""
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            try:
+                current = os.stat(path, follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+            mine = os.fstat(fd)
+            if (current.st_ino, current.st_dev) == (mine.st_ino, mine.st_dev):
+                return read_all(fd)
+            # Replaced (an atomic rewrite) while we waited: read the new file.
+        finally:
+            os.close(fd)
 
 
 def read_all(fd: int, start: int = 0) -> bytes:

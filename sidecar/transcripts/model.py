@@ -44,6 +44,7 @@ class Batch:
     """
 
     lead: str = ""  # live text rendered before a replay began (goes first)
+    lead_keys: int = 0  # the first `lead_keys` of `keys` name items in `lead`
     text: str = ""
     keys: list[str] = field(default_factory=list)
     items: list[ReplayItem] = field(default_factory=list)

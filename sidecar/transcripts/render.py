@@ -65,6 +65,7 @@ class Renderer:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._out: list[str] = []
         self._lead: list[str] = []
+        self._lead_keys = 0  # how many of `_keys` name items in `_lead`
         self._sink = self._out
         self._keys: list[str] = []
         self._items: list[ReplayItem] = []
@@ -174,6 +175,7 @@ class Renderer:
         self._close_open()
         # Live text not taken yet goes before the replayed items.
         self._lead.append("".join(self._out))
+        self._lead_keys = len(self._keys)
         self._out.clear()
         self._replaying = True
         self._cursor = ReplayCursor()
@@ -191,6 +193,7 @@ class Renderer:
         """Everything rendered since the last take, as one batch (None: nothing new)."""
         batch = Batch(
             lead="".join(self._lead),
+            lead_keys=self._lead_keys,
             text="".join(self._out),
             keys=self._keys,
             items=self._items,
@@ -206,6 +209,7 @@ class Renderer:
         self._keys = []
         self._items = []
         self._lead = []
+        self._lead_keys = 0
         self._batch_needs_blank = False
         # How the next batch begins: inside a line, or inside an agent's code block.
         self._batch_mid_line = False

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .document import PROMPT_AREA, header_text, separator_for, title_line
 from .elements import HEADINGS
-from .files import Locked, locked_file, private_dir, read_all, write_all
+from .files import Locked, locked_file, private_dir, read_all, read_shared, write_all
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
@@ -116,12 +116,9 @@ class TranscriptStore:
         return self._transaction(agent, session_id, None, lambda doc: doc.clear_prompt())
 
     def read(self, agent: str, session_id: str) -> str | None:
-        """The document's text as it is on disk (None: there is none)."""
-        try:
-            data = self.path(agent, session_id).read_bytes()
-        except FileNotFoundError:
-            return None
-        return decode_prefix(data)[0]
+        """The document's text as it is on disk, never half of a write (None: there is none)."""
+        data = read_shared(self.path(agent, session_id))
+        return None if data is None else decode_prefix(data)[0]
 
     def keys(self, agent: str, session_id: str) -> Counter[str]:
         """The index of items the document holds (or held before a trim), with their counts."""
@@ -244,20 +241,59 @@ class _Open:
     # -- reading
 
     def _fast(self) -> _Known | None:
-        """What we wrote last, if the file is still exactly that."""
+        """What we wrote last, if the file is still that up to the end of the prompt area's
+        marker line (an editor may have saved the user's unsent prompt below it since)."""
         known = self.store._known.get(self.path)
         if known is None:
             return None
         info = os.fstat(self.locked.fd)
-        if (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns) != (
+        if (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns) == (
             known.ino,
             known.dev,
             known.size,
             known.mtime_ns,
         ):
+            tail = os.pread(self.locked.fd, known.size - known.body_end, known.body_end)
+            if tail == known.tail:
+                return known
+        return self._still_ours(known, info)
+
+    def _still_ours(self, known: _Known, info: os.stat_result) -> _Known | None:
+        """The file changed since we wrote it, but our conversation still ends where we left it:
+        its last characters, then our separator and prompt area, are right there. (A change
+        anywhere above would move them; another writer's text would stand in their place.)"""
+        context = known.context.encode("utf-8", "surrogatepass")
+        fixed = known.sep.encode("utf-8", "surrogatepass") + _AREA_BYTES
+        start = known.body_end - len(context)
+        if start < 0 or info.st_size < known.body_end + len(fixed):
             return None
-        tail = os.pread(self.locked.fd, known.size - known.body_end, known.body_end)
-        return known if tail == known.tail else None
+        if os.pread(self.locked.fd, len(context) + len(fixed), start) != context + fixed:
+            return None
+        tail = read_all(self.locked.fd, known.body_end)
+        return _Known(
+            info.st_ino,
+            info.st_dev,
+            info.st_size,
+            info.st_mtime_ns,
+            known.body_end,
+            tail,
+            known.context,
+            known.sep,
+        )
+
+    def _layout_as_written(self) -> tuple[Layout, bool]:
+        """Like `_layout`, but when the file is still ours (`_fast`), the conversation is exactly
+        what we wrote, not normalised: a message that streams on may end mid-line, or inside a
+        code block closed only provisionally, and the next append continues it there."""
+        fast = self._fast()
+        layout, created = self._layout()
+        if fast is not None and not created and not layout.repaired:
+            start = len(layout.header.encode("utf-8", "surrogatepass"))
+            if start <= fast.body_end:
+                body = os.pread(self.locked.fd, fast.body_end - start, start)
+                layout.body = body.decode("utf-8", "surrogatepass")
+                layout.closing = fast.sep.strip("\n")
+        return layout, created
 
     def _layout(self) -> tuple[Layout, bool]:
         """The whole document, parsed (created if empty). Returns (layout, created)."""
@@ -305,8 +341,9 @@ class _Open:
         self.known = _Written(body_end, data[body_end:], layout.body[-CONTEXT_CHARS:], sep)
 
     def ensure(self) -> DocumentChange | None:
-        if self._fast() is not None:
-            self.known = self._as_written()
+        fast = self._fast()
+        if fast is not None:
+            self.known = _as_written(fast)
             return None
         layout, created = self._layout()
         if created or layout.repaired:
@@ -314,12 +351,8 @@ class _Open:
         self._note_unchanged(layout)
         return None
 
-    def _as_written(self) -> _Written:
-        known = self.store._known[self.path]
-        return _Written(known.body_end, known.tail, known.context, known.sep)
-
     def retitle(self, title: str | None) -> DocumentChange | None:
-        layout, created = self._layout()
+        layout, created = self._layout_as_written()
         new_line = title_line(title)
         if new_line == layout.title_line and not (created or layout.repaired):
             self._note_unchanged(layout)
@@ -335,7 +368,7 @@ class _Open:
         return DocumentChange(self.path, edits=(edit,), title_changed=True)
 
     def clear_prompt(self) -> DocumentChange | None:
-        layout, created = self._layout()
+        layout, created = self._layout_as_written()
         if not layout.prompt and not created and not layout.repaired:
             self._note_unchanged(layout)
             return None
@@ -349,7 +382,7 @@ class _Open:
         if not text:
             change = None
             if fast is not None:
-                self.known = self._as_written()
+                self.known = _as_written(fast)
             else:
                 change = self.ensure()
         elif fast is not None and self._fits(fast, text):
@@ -366,7 +399,8 @@ class _Open:
         keys = list(batch.keys)
         items_text = ""
         if batch.items:
-            index = self.store._read_keys(self.keys_path)
+            # What the document holds, and the live items going in just before the replay.
+            index = self.store._read_keys(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
             cursor = batch.cursor
             matched = cursor.matched if cursor is not None else Counter()
             parts: list[str] = []
@@ -455,6 +489,10 @@ class _Open:
             )
         )
         return DocumentChange(self.path, edits=tuple(edits), trimmed_bytes=trimmed)
+
+
+def _as_written(known: _Known) -> _Written:
+    return _Written(known.body_end, known.tail, known.context, known.sep)
 
 
 def _blank_after(text: str) -> str:

@@ -10,6 +10,7 @@ Steps:
   {"write": PATH, "content": TEXT}           fs/write_text_file
   {"permission": KIND}                       session/request_permission for a tool call of KIND
   {"update": {...}}                          a session/update with that update object
+  {"chunk": TEXT, "times"?: N}               an agent_message_chunk of TEXT repeated N times (1)
   {"update_for": SESSION_ID, "update": {...}} a session/update for another session id
   {"raw": TEXT}                              write TEXT as one line, as is
   {"request": METHOD, "params": ...}         any request to the client
@@ -82,6 +83,9 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             result = await request(
                 "session/request_permission", {"sessionId": sid, "toolCall": call, "options": options}
             )
+        elif "chunk" in step:
+            text = step["chunk"] * step.get("times", 1)
+            update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
         elif "update" in step and "update_for" in step:
             update(step["update_for"], step["update"])
         elif "update" in step:

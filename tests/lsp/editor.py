@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,8 @@ class Editor:
         self.permission_choice: str | None = "Allow"  # action title to click; None = dismiss
         self.apply_edits = True
         self.apply_edit_never_answers = False
+        # Set to apply edits to `docs` like an editor does (see tests/lsp/buffers.py).
+        self.edit_applier: Callable[[Any], Awaitable[types.ApplyWorkspaceEditResult]] | None = None
         self.hold_message_requests = False
         self.docs: dict[str, tuple[int, str]] = {}
         self.init_result: types.InitializeResult | None = None
@@ -268,6 +270,8 @@ def _install_handlers(client: LanguageClient, editor_ref: list[Editor]) -> None:
             await asyncio.Event().wait()
         if not editor.apply_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
+        if editor.edit_applier is not None:
+            return await editor.edit_applier(params)
         return types.ApplyWorkspaceEditResult(applied=True)
 
 

@@ -29,6 +29,7 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.session.new",
             "acp.session.list",
             "acp.session.load",
+            "acp.session.transcript",
             "acp.prompt",
             "acp.cancel",
             "acp.session.rename",

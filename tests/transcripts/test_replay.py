@@ -206,3 +206,29 @@ def test_whitespace_around_a_message_does_not_make_it_new(store: TranscriptStore
     replay.end_replay()
     flush(store, replay)
     assert document(store) == before
+
+
+def test_live_history_still_open_when_a_replay_begins_is_not_doubled_by_it(tmp_path: Path) -> None:
+    """An agent that sends a session's history as live updates (on resume), and later replays it
+    (session/load after a restart): the last message was still open, so it lands in the same
+    batch as the replay that repeats it."""
+    store = TranscriptStore(tmp_path, durable=False)
+    history = [
+        user_block({"type": "text", "text": "an old question"}),
+        agent("an old answer"),
+        user_block({"type": "text", "text": RENAME_TEXT}),
+    ]
+    r = renderer()
+    for update in history:
+        r.update(update)
+    flush(store, r)
+    r.begin_replay()
+    for update in history:
+        r.update(update)
+    r.end_replay()
+    flush(store, r)
+    text = store.read(AGENT, SESSION)
+    assert text is not None
+    assert text.count("an old question") == 1 and text.count("an old answer") == 1
+    assert text.count("_Renamed to “Fix auth”_") == 1
+    assert_well_formed(text)

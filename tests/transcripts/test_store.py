@@ -318,3 +318,71 @@ def test_a_user_message_outside_a_turn_and_keys_are_recorded(store: TranscriptSt
     assert batch is not None
     store.append(AGENT, SESSION, batch)
     assert sum(store.keys(AGENT, SESSION).values()) == 2
+
+
+@pytest.mark.parametrize("operation", ["set_title", "clear_prompt"])
+@pytest.mark.parametrize(
+    ("first", "rest"), [("canned ", "and deterministic\n"), ("\n```py\nfoo = ba", "r()\nmore\n```\n")]
+)
+def test_a_rewrite_between_two_batches_of_one_message_keeps_it_whole(
+    store: TranscriptStore, operation: str, first: str, rest: str
+) -> None:
+    """A title change (or a cleared prompt area) that lands while a message streams, between two
+    of its batches, must not break the line (or the code block) it is in."""
+    r = renderer()
+    r.prompt([{"type": "text", "text": "question"}])
+    r.update(agent("Answer: " + first))
+    batch = r.take()
+    assert batch is not None
+    assert store.ensure(AGENT, SESSION) is not None
+    editor = Editor(store)
+    editor.apply(store.append(AGENT, SESSION, batch))
+    if operation == "set_title":
+        editor.apply(store.set_title(AGENT, SESSION, "A new title"))
+    else:
+        path = store.path(AGENT, SESSION)
+        path.write_text(path.read_text() + "a saved prompt\n")  # an editor saved its buffer
+        editor.apply(store.clear_prompt(AGENT, SESSION))
+    r.update(agent(rest))
+    r.turn_ended("end_turn")
+    last = r.take()
+    assert last is not None and last.mid_line
+    editor.apply(store.append(AGENT, SESSION, last))
+    text = store.read(AGENT, SESSION)
+    assert text is not None
+    assert "Answer: " + first + rest in text, text
+    assert_well_formed(text)
+    editor.assert_equal_to_file()
+
+
+def test_a_read_never_sees_half_an_append(tmp_path: Path) -> None:
+    """Appends rewrite the end of the file in place; `read` (what the editor side compares its
+    buffers with) waits for a write under way, so it always sees a whole document."""
+    import threading
+
+    store = TranscriptStore(tmp_path / "state", durable=False)
+    reader_store = TranscriptStore(tmp_path / "state", durable=False)  # as another thread or process
+    store.ensure(AGENT, SESSION)
+    done = threading.Event()
+    torn: list[str] = []
+
+    def read_all_the_time() -> None:
+        while not done.is_set():
+            text = reader_store.read(AGENT, SESSION)
+            if text is not None and not text.endswith(PROMPT_AREA):
+                torn.append(text[-200:])
+
+    reader = threading.Thread(target=read_all_the_time)
+    reader.start()
+    try:
+        r = renderer()
+        r.prompt([{"type": "text", "text": "go"}])
+        for i in range(1500):
+            r.update(agent(f"chunk {i} " * 20))
+            batch = r.take()
+            assert batch is not None
+            store.append(AGENT, SESSION, batch)
+    finally:
+        done.set()
+        reader.join()
+    assert torn == [], f"{len(torn)} torn reads, e.g. {torn[0]!r}"

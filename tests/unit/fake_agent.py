@@ -17,6 +17,7 @@ from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
 from sidecar.core.engine import Engine, EngineOptions, PermissionRequest
+from sidecar.transcripts import DocumentChange
 
 JsonObj = dict[str, Any]
 
@@ -371,6 +372,9 @@ class Recorder:
 
     def on_error(self, message: str) -> None:
         self.events.append(("error", message))
+
+    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+        self.events.append(("transcript", (session_id, uri, change)))
 
     # EditorFiles
     def open_document_text(self, path: Path) -> str | None:

@@ -1,0 +1,412 @@
+"""Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
+
+The engine tells this module what happens in a session: it was opened, a prompt was sent, an update
+arrived (live or replayed), a turn ended, the mode, model or title changed. Each session's
+`Renderer` turns that into Markdown and the `TranscriptStore` appends it to the session's file.
+
+Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
+machine), so the event loop only queues what happened; one worker thread does the rendering and
+the writing, in the order things happened, for every session. A session's queue is flushed within
+`FLUSH_INTERVAL` while it is busy and at once at a turn end or replay end; each change a flush makes
+goes to the listener (`on_transcript_change`) so that an open editor buffer can follow the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..transcripts import Batch, DocumentChange, Renderer, TranscriptStore
+from . import errors
+from .options import EngineOptions
+from .ports import Spawn
+from .session import Session
+from .turns import Turn
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+
+FLUSH_INTERVAL = 0.25  # seconds: what a busy session's document may lag behind
+MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
+REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
+CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
+
+# An operation runs in the worker thread; it may change the document (a store call) or only the
+# renderer (it returns None).
+Operation = Callable[[], DocumentChange | None]
+
+
+class ConversationEvents(Protocol):
+    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None: ...
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
+class TranscriptHooks(Protocol):
+    """What the session registry tells the transcripts (see `Conversations`)."""
+
+    def opened(self, session: Session) -> None: ...
+    def replay(self, session: Session, starting: bool) -> None: ...
+    def update(self, session: Session, update: JsonObj) -> None: ...
+
+
+@dataclass(eq=False)
+class _Conversation:
+    """One session's document: its renderer (touched only by the worker thread) and its queue."""
+
+    session_id: str
+    agent: str
+    uri: str
+    renderer: Renderer
+    operations: list[Operation] = field(default_factory=list)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    unsaved: deque[Batch] = field(default_factory=deque)  # worker thread only
+    urgent: asyncio.Event = field(default_factory=asyncio.Event)
+    flusher: asyncio.Task[None] | None = None
+    flushed_at: float = float("-inf")
+    prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
+
+
+@dataclass
+class _Outcome:
+    changes: list[DocumentChange] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class Conversations:
+    """The transcript documents of this process's sessions (see the module doc)."""
+
+    def __init__(
+        self,
+        options: EngineOptions,
+        events: ConversationEvents,
+        *,
+        spawn: Spawn,
+        agent_key: Callable[[], str],
+        title_of: Callable[[str], str | None],
+    ) -> None:
+        self.store = TranscriptStore(
+            options.state_dir, max_bytes=options.transcript_max_bytes, durable=options.transcripts_durable
+        )
+        self._events = events
+        self._spawn = spawn
+        self._agent_key = agent_key
+        self._title_of = title_of
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+        self._by_session: dict[str, _Conversation] = {}
+        self._reported_at = float("-inf")
+        self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
+        self._closed = False
+
+    # ------------------------------------------------------------------ names
+    def uri(self, session_id: str) -> str:
+        """The session's document: where it is, or will be, for the agent this sidecar runs."""
+        conversation = self._by_session.get(session_id)
+        return conversation.uri if conversation else self.store.uri(self._agent_key(), session_id)
+
+    # ------------------------------------------------------------------ what happens in a session
+    def _of(self, session: Session) -> _Conversation:
+        conversation = self._by_session.get(session.session_id)
+        if conversation is None:
+            agent = self._agent_key()
+            conversation = _Conversation(
+                session.session_id,
+                agent,
+                self.store.uri(agent, session.session_id),
+                Renderer(cwd=session.cwd),
+            )
+            self._by_session[session.session_id] = conversation
+        return conversation
+
+    def opened(self, session: Session) -> None:
+        """The agent holds the session (new, resumed, loaded): its document exists from here on,
+        and the modes and model it starts with are the baseline (not shown as changes)."""
+        conversation = self._of(session)
+        renderer, title = conversation.renderer, self._title_of(session.session_id)
+        modes, options = session.modes, list(session.config_options)
+        agent, sid = conversation.agent, conversation.session_id
+        if title is None:
+            self._queue(conversation, lambda: self.store.ensure(agent, sid))
+        else:  # also when a replay created the document before the title was known
+            self._queue(conversation, lambda: self.store.set_title(agent, sid, title))
+        self._queue(conversation, lambda: _render(renderer.set_modes, modes))
+        self._queue(conversation, lambda: _render(renderer.set_config_options, options))
+
+    def replay(self, session: Session, starting: bool) -> None:
+        """`session/load` replays the history (merged with what the document holds)."""
+        renderer = self._of(session).renderer
+        if starting:
+            self._queue(self._of(session), lambda: _render(renderer.begin_replay))
+        else:
+            self._queue(self._of(session), lambda: _render(renderer.end_replay), urgent=True)
+
+    def update(self, session: Session, update: JsonObj) -> None:
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.update, update))
+
+    def prompt_sent(self, session: Session, turn: Turn) -> None:
+        conversation = self._of(session)
+        conversation.prompted.add(turn.turn_id)
+        renderer, blocks, meta = conversation.renderer, turn.blocks, turn.meta
+        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta))
+
+    def turn_ended(self, session: Session, turn: Turn) -> None:
+        """A turn whose prompt the document shows ended: say how, and write it out at once."""
+        conversation = self._by_session.get(session.session_id)
+        if conversation is None or turn.turn_id not in conversation.prompted:
+            return  # never sent (cancelled in the queue): the document has nothing of it
+        conversation.prompted.discard(turn.turn_id)
+        renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
+        self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error), urgent=True)
+
+    def mode_changed(self, session: Session, mode_id: str) -> None:
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.mode_changed, mode_id))
+
+    def model_changed(self, session: Session, model_id: str, name: str | None) -> None:
+        """The model changed through legacy `session/set_model`."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.model_changed, model_id, name))
+
+    def options_changed(self, session: Session, options: list[JsonObj]) -> None:
+        """The agent answered `session/set_config_option` with these options (an agent need not
+        also send `config_option_update`); shown like that update, once."""
+        renderer = self._of(session).renderer
+        update = {"sessionUpdate": "config_option_update", "configOptions": options}
+        self._queue(self._of(session), lambda: _render(renderer.update, update))
+
+    def title_changed(self, info: JsonObj) -> None:
+        """A session's title changed: the document's header follows (documents of sessions this
+        process has not opened are retitled only when they exist)."""
+        session_id, title = info.get("sessionId"), info.get("title")
+        if not isinstance(session_id, str) or not (title is None or isinstance(title, str)):
+            return
+        conversation = self._by_session.get(session_id)
+        if conversation is not None:
+            agent = conversation.agent
+            self._queue(conversation, lambda: self.store.set_title(agent, session_id, title))
+            return
+        agent = self._agent_key()
+        if self._stopping:
+            return
+
+        def retitle_existing() -> DocumentChange | None:
+            if not self.store.path(agent, session_id).exists():
+                return None
+            return self.store.set_title(agent, session_id, title)
+
+        self._spawn(self._run_alone(session_id, agent, retitle_existing), f"transcript-title-{session_id}")
+
+    # ------------------------------------------------------------------ the editor's requests
+    async def document(self, session_id: str, agent: str | None = None) -> str:
+        """The session's document URI, once everything queued for it so far is written (created
+        when missing). `agent`: for a session this process has not opened (default: ours)."""
+        if self._stopping:
+            raise errors.agent_down("the sidecar is shutting down")
+        conversation = self._by_session.get(session_id)
+        if conversation is not None:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.waiters.append(waiter)
+            sid, key, title = session_id, conversation.agent, self._title_of(session_id)
+            self._queue(conversation, lambda: self.store.ensure(key, sid, title), urgent=True)
+            await asyncio.shield(waiter)
+            return conversation.uri
+        owner = agent or self._agent_key()
+        title = self._title_of(session_id)
+        await self._run_alone(session_id, owner, lambda: self.store.ensure(owner, session_id, title))
+        return self.store.uri(owner, session_id)
+
+    async def clear_prompt(self, agent: str, session_id: str) -> None:
+        """Empty the prompt area of the file (what an editor saved there was sent)."""
+        if self._stopping:
+            return
+        conversation = self._by_session.get(session_id)
+        if conversation is not None and conversation.agent == agent:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.waiters.append(waiter)
+            self._queue(conversation, lambda: self.store.clear_prompt(agent, session_id), urgent=True)
+            await asyncio.shield(waiter)
+            return
+        await self._run_alone(session_id, agent, lambda: self.store.clear_prompt(agent, session_id))
+
+    # ------------------------------------------------------------------ flushing
+    def _queue(self, conversation: _Conversation, operation: Operation, urgent: bool = False) -> None:
+        if self._closed:
+            return
+        conversation.operations.append(operation)
+        if urgent:
+            conversation.urgent.set()
+        if self._stopping:
+            return
+        if conversation.flusher is None or conversation.flusher.done():
+            conversation.flusher = self._spawn(
+                self._flush_while_busy(conversation), f"transcript-{conversation.session_id}"
+            )
+
+    async def _flush_while_busy(self, conversation: _Conversation) -> None:
+        """Flush at most every FLUSH_INTERVAL (the first at once after a quiet moment) until
+        nothing is queued; an urgent operation is flushed without waiting."""
+        loop = asyncio.get_running_loop()
+        while conversation.operations:
+            delay = conversation.flushed_at + FLUSH_INTERVAL - loop.time()
+            if delay > 0 and not conversation.urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(conversation.urgent.wait(), delay)
+            await self._flush(conversation)
+            conversation.flushed_at = loop.time()
+
+    async def _flush(self, conversation: _Conversation) -> None:
+        conversation.urgent.clear()
+        operations, conversation.operations = conversation.operations, []
+        waiters, conversation.waiters = conversation.waiters, []
+        try:
+            # Shielded: a job cancelled before the worker starts it would be dropped with its
+            # operations (a flusher is cancelled at shutdown; aclose waits for the job instead).
+            outcome = await asyncio.shield(
+                asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._work, conversation, operations
+                )
+            )
+            self._deliver(conversation.session_id, conversation.uri, outcome)
+        finally:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def _work(self, conversation: _Conversation, operations: list[Operation]) -> _Outcome:
+        """In the worker thread: run the operations in order, then append what was rendered
+        (and what the disk refused before)."""
+        outcome = _Outcome()
+        for operation in operations:
+            try:
+                change = operation()
+            except Exception as exc:
+                outcome.problems.append(_describe(exc))
+                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                continue
+            if change is not None:
+                outcome.changes.append(change)
+        try:
+            batch = conversation.renderer.take()
+        except Exception as exc:
+            outcome.problems.append(_describe(exc))
+            log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+            batch = None
+        if batch is not None:
+            conversation.unsaved.append(batch)
+            if len(conversation.unsaved) > MAX_UNSAVED:
+                conversation.unsaved.popleft()
+                outcome.problems.append("part of the conversation could not be saved and was dropped")
+        while conversation.unsaved:
+            try:
+                change = self.store.append(
+                    conversation.agent, conversation.session_id, conversation.unsaved[0]
+                )
+            except OSError as exc:
+                outcome.problems.append(_describe(exc))  # kept: written with the next flush
+                break
+            except Exception as exc:
+                conversation.unsaved.popleft()  # it would fail again: do not let it block the rest
+                outcome.problems.append(_describe(exc))
+                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                continue
+            conversation.unsaved.popleft()
+            if change is not None:
+                outcome.changes.append(change)
+        return outcome
+
+    async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
+        """One store operation for a document no conversation of this process writes."""
+
+        def work() -> _Outcome:
+            outcome = _Outcome()
+            try:
+                change = operation()
+            except Exception as exc:
+                outcome.problems.append(_describe(exc))
+            else:
+                if change is not None:
+                    outcome.changes.append(change)
+            return outcome
+
+        outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
+        self._deliver(session_id, self.store.uri(agent, session_id), outcome)
+
+    def _deliver(self, session_id: str, uri: str, outcome: _Outcome) -> None:
+        for change in outcome.changes:
+            self._events.on_transcript_change(session_id, uri, change)
+        if outcome.problems:
+            message = f"transcript of session {session_id}: {outcome.problems[-1]}"
+            self._events.on_log("warning", message)
+            now = time.monotonic()
+            if now - self._reported_at > REPORT_EVERY:  # one message per burst, not one per flush
+                self._reported_at = now
+                self._events.on_error(f"{message} (the conversation goes on; the document may miss parts)")
+
+    # ------------------------------------------------------------------ shutdown
+    def stop_flushing(self) -> None:
+        """Shutdown began: what happens from now on is queued and written by `aclose`."""
+        self._stopping = True
+
+    async def aclose(self) -> None:
+        """Write what is still queued (the last turn ends), then stop the worker."""
+        self._stopping = True
+        try:
+            async with asyncio.timeout(CLOSE_WAIT):
+                while pending := [c for c in self._by_session.values() if c.operations]:
+                    for conversation in pending:
+                        with contextlib.suppress(Exception):
+                            await self._flush(conversation)
+                for conversation in [c for c in self._by_session.values() if c.unsaved]:
+                    with contextlib.suppress(Exception):
+                        await self._flush(conversation)  # one last try for what the disk refused
+                # The worker runs jobs in order: this one ends after those cancelled flushers left.
+                await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
+        except TimeoutError:
+            log.warning("transcripts: the last writes took over %g s; some may be missing", CLOSE_WAIT)
+        self._closed = True
+        self._executor.shutdown(wait=False)
+
+
+def _render(method: Callable[..., object], *args: object) -> None:
+    """A renderer call as an operation (it changes no document by itself)."""
+    method(*args)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"cannot save it: {exc.strerror}{where}"
+    return f"internal error: {exc!r}"
+
+
+class _TitleEvents(Protocol):
+    def on_session_info(self, info: JsonObj) -> None: ...
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
+class TitleRelay:
+    """Title events for the editor; each title change also goes to the session's document."""
+
+    def __init__(self, events: _TitleEvents, conversations: Conversations) -> None:
+        self._events = events
+        self._conversations = conversations
+
+    def on_session_info(self, info: JsonObj) -> None:
+        self._events.on_session_info(info)
+        self._conversations.title_changed(info)
+
+    def on_log(self, level: str, message: str) -> None:
+        self._events.on_log(level, message)
+
+    def on_error(self, message: str) -> None:
+        self._events.on_error(message)

@@ -1,0 +1,309 @@
+"""Transcript documents open in the editor (docs/protocol.md, "Transcript documents"): they grow
+live through workspace/applyEdit, the user's unsent prompt survives, the prompt area is a prompt
+(code action, acp.prompt {uri}), showDocument, acp.session.transcript.
+
+The test editor applies each edit to its own copy of the document and answers with a didChange,
+as a real editor does (tests/lsp/buffers.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from sidecar.transcripts import MARKER, prompt_text
+from tests.lsp.buffers import Buffers
+from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_transcripts import (
+    conversation,
+    path_of,
+    transcript_path,
+    turn_ends,
+    wait_file,
+    well_formed,
+)
+
+NO_SHOW = {"transcript": {"showOnPrompt": False}}
+
+
+async def until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not check():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout} s waiting for {what}") from None
+
+
+async def open_transcript(ed: Editor) -> tuple[Path, str]:
+    path = await transcript_path(ed)
+    await wait_file(path, lambda t: MARKER in t)
+    uri = ed.open(path, language="markdown")
+    return path, uri
+
+
+def in_sync(buffers: Buffers, uri: str, path: Path, typed: str = "") -> Callable[[], bool]:
+    """The buffer shows the file, plus what the user typed in the prompt area and did not send."""
+    return lambda: buffers.text(uri) == path.read_text() + typed
+
+
+async def settled(buffers: Buffers, uri: str, path: Path, turns: int, typed: str = "") -> str:
+    """Once the file shows `turns` turn ends: the buffer shows the file (and the unsent prompt)."""
+    await wait_file(path, lambda t: turn_ends(t) >= turns)
+    await until(in_sync(buffers, uri, path, typed), "the buffer to show the file and the unsent prompt")
+    return buffers.text(uri)
+
+
+async def code_actions(ed: Editor, uri: str) -> list[types.CodeAction]:
+    text = ed.docs[uri][1]
+    last = len(text.split("\n")) - 1
+    end = types.Position(line=last, character=0)
+    async with asyncio.timeout(30):
+        found = await ed.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(start=end, end=end),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+    return [a for a in found or [] if isinstance(a, types.CodeAction)]
+
+
+async def run_action(ed: Editor, action: types.CodeAction) -> Any:
+    assert action.command is not None
+    return await ed.command(action.command.command, *(action.command.arguments or []))
+
+
+@pytest.mark.parametrize(
+    ("profile", "pace"),
+    # Paced (a chunk every millisecond or two: many flushes while the user types) where edits are
+    # versioned (Helix) and where they are not (Neovim); as fast as the agent can (VS Code).
+    [("helix", "#slow=1"), ("neovim", "#slow=1"), ("vscode", "")],
+)
+async def test_a_ten_thousand_chunk_turn_reaches_the_open_document_and_spares_the_users_prompt(
+    profile: str, pace: str, workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor(profile, workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        await ed.prompt_and_wait("Where is the README? “quoted” ✓ 😀")  # text wider than one unit
+        path, uri = await open_transcript(ed)
+        typed = "my next question ✓ 😀, "
+        buffers.type_at_end(uri, typed)
+        started = time.monotonic()
+        admitted = await ed.command("acp.prompt", {"text": f"#chunks=10000 {pace} flood"})
+        ended = asyncio.ensure_future(ed.wait_turn_end(admitted["turnId"], timeout=120))
+        while not ended.done():  # the user keeps typing while the answer streams
+            buffers.type_at_end(uri, "x")
+            typed += "x"
+            await asyncio.sleep(0.05)
+        end = await ended
+        took = time.monotonic() - started
+        text = await settled(buffers, uri, path, 2, typed)
+        synced = time.monotonic() - started
+    assert end["stopReason"] == "end_turn"
+    assert prompt_text(text) == typed.strip()
+    body = conversation(path.read_text())
+    assert "".join(f"c{i} " for i in range(10_000)).strip() in body
+    edits = buffers.applied_to(uri, since=started)
+    print(
+        f"\n[{profile}] 10 000-chunk turn: {took:.2f} s, {len(edits)} applyEdits, "
+        f"in sync after {synced:.2f} s"
+    )
+    # A few edits per second at most, never one per chunk.
+    assert 1 <= len(edits) <= 4 * synced + 2, (len(edits), synced)
+
+
+@pytest.mark.parametrize("profile", ["helix", "neovim"])
+async def test_the_answer_grows_in_the_open_document_while_it_streams(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor(profile, workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path, uri = await open_transcript(ed)
+        admitted = await ed.command("acp.prompt", {"text": "#chunks=40 #slow=100 slowly"})
+        await until(lambda: "c5 c6 " in buffers.text(uri), "the first chunks in the buffer")
+        assert "c39 " not in buffers.text(uri)
+        assert not [t for t in ed.turn_events(admitted["turnId"]) if t["state"] == "ended"]
+        await ed.wait_turn_end(admitted["turnId"])
+        text = await settled(buffers, uri, path, 1)
+        assert "c39 " in text
+        well_formed(text)
+
+
+async def test_edits_the_editor_refuses_are_made_good_from_the_file(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path = await transcript_path(ed)
+        old = await wait_file(path, lambda t: MARKER in t)
+        await ed.prompt_and_wait("#chunks=30 written while it was closed")
+        await wait_file(path, lambda t: turn_ends(t) == 1)
+        # The editor opens what it read before the turn (a stale view): the sidecar brings it up to
+        # date, and when the editor refuses that edit, the next one tries again.
+        buffers.refuse_next = 2
+        uri = ed.open(path, old + "unsent", language="markdown")
+        text = await settled(buffers, uri, path, 1, "unsent")
+        assert buffers.refused == ["refused on purpose"] * 2
+        assert "c29 " in text and prompt_text(text) == "unsent"
+
+
+async def test_a_document_the_editor_read_during_an_append_is_repaired_whole(
+    workspace: Path, state_dir: Path
+) -> None:
+    """An editor that reads the file while an append rewrites its end gets the old start and the
+    new end (seen in Helix): what follows the marker then is no prompt of the user's."""
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path = await transcript_path(ed)
+        await ed.prompt_and_wait("#chunks=3 first")
+        before = await wait_file(path, lambda t: turn_ends(t) == 1)
+        await ed.prompt_and_wait("#chunks=3 second")
+        after = await wait_file(path, lambda t: turn_ends(t) == 2)
+        torn = before + after[len(before) :]
+        assert prompt_text(torn), "the torn read shows text below the marker"
+        uri = ed.open(path, torn, language="markdown")
+        text = await settled(buffers, uri, path, 2)
+        assert text == after and prompt_text(text) == ""
+
+
+async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path, uri = await open_transcript(ed)
+        buffers.type_at_end(uri, "\nWhat is in src/app.py?\n\n")
+        actions = await code_actions(ed, uri)
+        assert [a.title for a in actions] == ["Send to agent"], "no selection actions in a transcript"
+        admitted = await run_action(ed, actions[0])
+        assert admitted["sessionId"] == sid
+        end = await ed.wait_turn_end(admitted["turnId"])
+        assert end["stopReason"] == "end_turn"
+        assert prompt_text(await settled(buffers, uri, path, 1)) == ""
+        assert "## You\n\nWhat is in src/app.py?\n" in conversation(path.read_text())
+        assert "app.py" in ed.text_of(admitted["turnId"])
+
+        # While a turn runs, its transcript offers to cancel it.
+        buffers.type_at_end(uri, "#chunks=500 #slow=50 a long one")
+        running = await run_action(ed, (await code_actions(ed, uri))[0])
+        await ed.wait_for("acp/turn", lambda t: t["turnId"] == running["turnId"] and t["state"] == "running")
+        titles = [a.title for a in await code_actions(ed, uri)]
+        assert titles == ["Send to agent", "Cancel the running turn"]
+        cancel = (await code_actions(ed, uri))[1]
+        assert await run_action(ed, cancel) == {"cancelled": True}
+        end = await ed.wait_turn_end(running["turnId"])
+        assert end["stopReason"] == "cancelled"
+        assert "_Cancelled (cancelled) · " in conversation(await settled(buffers, uri, path, 2))
+
+
+async def test_acp_prompt_with_the_uri_of_a_closed_transcript_sends_its_saved_prompt(
+    workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path = await transcript_path(ed)
+        text = await wait_file(path, lambda t: MARKER in t)
+        with pytest.raises(JsonRpcException) as empty:
+            await ed.command("acp.prompt", {"uri": path.as_uri()})
+        assert "prompt area" in empty.value.message and empty.value.code == -32602
+        path.write_text(text + "Where is the README?\n")  # an editor saved its buffer
+        admitted = await ed.command("acp.prompt", {"uri": path.as_uri()})
+        assert admitted["sessionId"] == sid
+        end = await ed.wait_turn_end(admitted["turnId"])
+        assert end["stopReason"] == "end_turn"
+        after = await wait_file(path, lambda t: "_Turn ended" in t)
+    assert prompt_text(after) == ""
+    well_formed(after)
+    assert "## You\n\nWhere is the README?\n" in conversation(after)
+    # Nothing of the transcript went along as context: the agent read the README it was asked about.
+    assert "**Tool:** Read README.md" in conversation(after)
+
+
+async def test_acp_prompt_with_a_transcript_uri_loads_its_session_after_a_restart(
+    workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#chunks=3 first")
+        path = await transcript_path(ed)
+    async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        uri = ed.open(path, language="markdown")
+        buffers.type_at_end(uri, "#chunks=4 second")
+        actions = await code_actions(ed, uri)
+        assert [a.title for a in actions] == ["Send to agent"]
+        admitted = await run_action(ed, actions[0])
+        assert admitted["sessionId"] == sid
+        await ed.wait_turn_end(admitted["turnId"])
+        await settled(buffers, uri, path, 2)
+    body = conversation(path.read_text())
+    assert body.index("#chunks=3 first") < body.index("#chunks=4 second") < body.index("c3 ")
+
+
+@pytest.mark.parametrize(
+    ("profile", "options", "shown"),
+    [
+        ("neovim", {}, True),
+        ("helix", {}, True),
+        ("neovim", NO_SHOW, False),
+        ("helix-release", {}, False),  # no window/showDocument
+    ],
+)
+async def test_a_prompt_shows_the_transcript_unless_it_is_open(
+    profile: str, options: dict[str, Any], shown: bool, workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor(profile, workspace, state_dir, init_options=options) as ed:
+        admitted, _ = await ed.prompt_and_wait("#chunks=3 first")
+        status = await ed.command("acp.status")
+        uri = status["transcriptUri"]
+        if shown:
+            await until(lambda: len(ed.client.shown_documents) == 1, "window/showDocument")
+            [params] = ed.client.shown_documents
+            assert params.uri == uri and params.take_focus is True
+            # The editor read it once it was written: the prompt is there.
+            assert "#chunks=3 first" in path_of(uri).read_text()
+            ed.open(path_of(uri), language="markdown")
+            await asyncio.sleep(0.5)  # didOpen is handled in the background
+            await ed.prompt_and_wait("#chunks=3 second")
+            await asyncio.sleep(0.5)
+            assert len(ed.client.shown_documents) == 1, "open already: not shown again"
+        else:
+            await asyncio.sleep(1.0)
+            assert ed.client.shown_documents == []
+
+
+async def test_transcript_command_and_load_with_show(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
+        status = await ed.command("acp.status")
+        assert status["transcriptUri"] is None
+        with pytest.raises(JsonRpcException) as none:
+            await ed.command("acp.session.transcript", {})
+        assert "no active session" in none.value.message
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#chunks=3 remembered")
+        result = await ed.command("acp.session.transcript", {"show": True})
+        assert result["sessionId"] == sid
+        await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
+    path = path_of(result["uri"])
+    path.unlink()
+    async with open_editor("vscode", workspace, state_dir, init_options=NO_SHOW) as ed:
+        # Known from the title cache only (not loaded here): created when missing.
+        again = await ed.command("acp.session.transcript", sid)
+        assert again == result and MARKER in path.read_text()
+        with pytest.raises(JsonRpcException) as unknown:
+            await ed.command("acp.session.transcript", {"sessionId": "no-such-session"})
+        assert "unknown session" in unknown.value.message
+        loaded = await ed.command("acp.session.load", {"sessionId": sid, "show": True})
+        assert loaded == {"sessionId": sid}
+        await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
+        status = await ed.command("acp.status")
+        assert status["transcriptUri"] == result["uri"]

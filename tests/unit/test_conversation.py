@@ -1,0 +1,172 @@
+"""The engine's transcript documents (sidecar/core/conversation.py), in process against the fake
+agent: what reaches the file and when, turns never sent, settings and titles, replays, a disk that
+refuses writes, shutdown, and rendering off the event loop."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.core.engine import Engine
+from sidecar.transcripts import PROMPT_AREA, DocumentChange, Renderer
+from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, until
+
+
+def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def document(engine: Engine, session_id: str) -> Path:
+    return engine.conversations.store.path(engine.agent_key, session_id)
+
+
+def read(engine: Engine, session_id: str) -> str:
+    path = document(engine, session_id)
+    return path.read_text() if path.exists() else ""
+
+
+async def until_file(engine: Engine, session_id: str, piece: str, timeout: float = 10) -> str:
+    await until(lambda: piece in read(engine, session_id), timeout, f"{piece!r} in the transcript")
+    return read(engine, session_id)
+
+
+async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_once(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+) -> None:
+    sid = await engine.new_session(str(workspace))
+    assert engine.status()["transcriptUri"] == document(engine, sid).as_uri()
+    turn = await engine.prompt("What does main do?", sid)
+    call = await agents.next_prompt()
+    await agents.current.send_update(sid, chunk("It prints "))
+    await agents.current.send_update(sid, chunk("a greeting."))
+    text = await until_file(engine, sid, "It prints a greeting.")
+    assert "## You\n\nWhat does main do?\n\n## Agent\n\nIt prints a greeting." in text
+    assert "_Turn ended" not in text  # still running: written as it streams
+    call.finish()
+    text = await until_file(engine, sid, "_Turn ended (end_turn)")
+    assert text.endswith(PROMPT_AREA)
+    changes = [c for kind, c in recorder.events if kind == "transcript"]
+    assert changes and all(c[0] == sid and c[1] == document(engine, sid).as_uri() for c in changes)
+    assert all(isinstance(c[2], DocumentChange) for c in changes)
+    assert recorder.ended(turn["turnId"])
+
+
+async def test_a_turn_that_was_never_sent_leaves_no_trace(
+    engine: Engine, agents: FakeAgents, workspace: Path
+) -> None:
+    sid = await engine.new_session(str(workspace))
+    await engine.prompt("the first question", sid)
+    await agents.next_prompt()
+    await engine.prompt("the queued question", sid)
+    agents.current.die(3)  # the running turn fails; the queued one ends without being sent
+    text = await until_file(engine, sid, "_Turn failed")
+    assert "the first question" in text and "**Error:**" in text
+    assert "the queued question" not in text
+    assert text.count("_Turn failed") == 1
+
+
+async def test_mode_and_title_changes_reach_the_document(
+    engine: Engine, agents: FakeAgents, workspace: Path
+) -> None:
+    sid = await engine.new_session(str(workspace))
+    await engine.set_mode("code", sid)
+    text = await until_file(engine, sid, "_Mode: Code_")
+    assert "_Mode: Ask_" not in text  # the mode a session starts in is no change
+    await agents.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Parser work"})
+    text = await until_file(engine, sid, "# Parser work\n")
+    assert text.startswith("# Parser work\n<!-- acp-sidecar transcript")
+
+
+@pytest.fixture
+def load_only(agents: FakeAgents) -> FakeAgents:
+    """An agent without session/resume: attaching a session means session/load (a replay)."""
+    agents.capabilities = {**FULL_CAPS, "sessionCapabilities": {"list": {}}}
+    return agents
+
+
+async def test_a_replayed_history_is_merged_not_repeated(
+    load_only: FakeAgents, engine: Engine, workspace: Path
+) -> None:
+    agents = load_only
+    agents.known_sessions.add("old-1")
+    agents.before_attach = [
+        chunk("an old question", "user_message_chunk"),
+        chunk("an old answer"),
+        chunk("Rename this session to exactly: \"Old\"\nDo nothing else: confirm by sending a "
+              "session_info_update with exactly that title.", "user_message_chunk"),
+    ]  # fmt: skip
+    await engine.load_session("old-1", str(workspace))
+    text = await until_file(engine, "old-1", "an old answer")
+    agents.current.die(3)
+    await until(lambda: engine.status()["state"] == "disconnected")
+    await engine.prompt("a new question", "old-1")  # the restarted agent replays it all again
+    (await agents.next_prompt()).finish()
+    text = await until_file(engine, "old-1", "_Turn ended")
+    assert text.count("an old question") == 1 and text.count("an old answer") == 1
+    assert "Rename this session" not in text and text.count("_Renamed to “Old”_") == 1
+    assert text.index("an old answer") < text.index("## You\n\na new question")
+
+
+async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+) -> None:
+    sid = await engine.new_session(str(workspace))
+    await until_file(engine, sid, PROMPT_AREA)
+    path = document(engine, sid)
+    saved = path.read_text()
+    path.unlink()
+    path.mkdir()  # the document cannot be opened for writing now
+    await engine.prompt("kept through the failure", sid)
+    call = await agents.next_prompt()
+    await agents.current.send_update(sid, chunk("written later"))
+    await until(lambda: any("transcript of session" in m for m in recorder.of("error")), what="an error")
+    assert any("transcript of session" in m for _, m in recorder.of("log"))
+    path.rmdir()
+    path.write_text(saved)
+    call.finish()
+    text = await until_file(engine, sid, "_Turn ended")
+    assert "kept through the failure" in text and "written later" in text
+    assert text.index("kept through the failure") < text.index("written later") < text.index("_Turn ended")
+
+
+async def test_shutdown_writes_what_is_still_queued(
+    tmp_path: Path, agents: FakeAgents, recorder: Recorder, workspace: Path
+) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    engine = make_engine(state, agents, recorder)
+    await engine.start()
+    sid = await engine.new_session(str(workspace))
+    await engine.prompt("interrupted", sid)
+    await agents.next_prompt()
+    await agents.current.send_update(sid, chunk("the last words"))
+    await engine.shutdown()  # at once: nothing waited for a flush
+    text = read(engine, sid)
+    assert "interrupted" in text and "the last words" in text
+    assert re.search(r"\n_(Cancelled|Turn failed) .* · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d_", text), text
+    assert text.endswith(PROMPT_AREA)
+
+
+async def test_rendering_and_writing_run_off_the_event_loop(
+    engine: Engine, agents: FakeAgents, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: set[str] = set()
+    original = Renderer.update
+
+    def recording(self: Renderer, update: dict[str, Any]) -> None:
+        threads.add(threading.current_thread().name)
+        original(self, update)
+
+    monkeypatch.setattr(Renderer, "update", recording)
+    sid = await engine.new_session(str(workspace))
+    await engine.prompt("hostile", sid)
+    call = await agents.next_prompt()
+    await agents.current.send_update(sid, chunk("\x1b[31m## You\n" + "y" * 2_000_000))
+    call.finish()
+    text = await until_file(engine, sid, "_Turn ended")
+    assert "\x1b" not in text and "\n## You\n\nhostile" in text
+    assert threads and all(name.startswith("transcripts") for name in threads), threads
