@@ -18,22 +18,35 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import json
 import os
 import random
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..state_dir import create_private_file, ensure_private_dir, open_private, tighten
-from .model import ListedSession, RenameState, TitleRecord, TitleSource
+from .model import ListedSession, TitleRecord
 from .rules import apply_listed, mark_missing
 from .sanitize import DEFAULT_MAX_LENGTH
+from .schema import (
+    MAX_ATTEMPTS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SELECT,
+    SQLITE_CANTOPEN,
+    UPSERT,
+    Corrupt,
+    error_code,
+    from_row,
+    is_busy,
+    is_corrupt,
+    to_row,
+)
 
 if sys.platform != "win32":
     import fcntl
@@ -42,166 +55,9 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreUnavailable", "TitleStore"]
 
 T = TypeVar("T")
 
-# Migration N (1-based) brings a database from user_version N-1 to N. Append
-# only: a released step is never edited, since databases in the field have
-# already run it.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    # v1: the table. sort_at is the parsed updatedAt (else our change time),
-    # so sessions of agents in different time zones order as instants.
-    (
-        """
-        CREATE TABLE titles (
-            agent TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            cwd TEXT,
-            title TEXT,
-            title_source TEXT,
-            updated_at TEXT,
-            sort_at REAL NOT NULL,
-            meta TEXT,
-            pending_title TEXT,
-            missing INTEGER NOT NULL DEFAULT 0,
-            created_at REAL NOT NULL,
-            changed_at REAL NOT NULL,
-            PRIMARY KEY (agent, session_id)
-        ) WITHOUT ROWID
-        """,
-        "CREATE INDEX titles_by_cwd ON titles (agent, cwd)",
-        "CREATE INDEX titles_by_time ON titles (agent, sort_at DESC)",
-    ),
-    # v2: how the last rename ended, so it survives a restart.
-    ("ALTER TABLE titles ADD COLUMN rename_state TEXT",),
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-
-_COLUMNS = (
-    "agent",
-    "session_id",
-    "cwd",
-    "title",
-    "title_source",
-    "updated_at",
-    "sort_at",
-    "meta",
-    "pending_title",
-    "rename_state",
-    "missing",
-    "created_at",
-    "changed_at",
-)
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM titles"
-_UPSERT = (
-    f"INSERT INTO titles ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
-    " ON CONFLICT (agent, session_id) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[2:])
-)
-
-# SQLite primary result codes (the low byte of an extended code).
-_SQLITE_BUSY = 5
-_SQLITE_LOCKED = 6
-_SQLITE_CORRUPT = 11
-_SQLITE_CANTOPEN = 14
-_SQLITE_NOTADB = 26
-
-_MAX_ATTEMPTS = 8
-
 
 class StoreUnavailable(RuntimeError):
     """The cache cannot be read or written; the message is for the user."""
-
-
-class _Corrupt(Exception):
-    pass
-
-
-def _code(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", -1)) & 0xFF
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    return _code(exc) in (_SQLITE_BUSY, _SQLITE_LOCKED)
-
-
-def _is_corrupt(exc: sqlite3.Error) -> bool:
-    if _code(exc) in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
-        return True
-    # Plain DatabaseError (not Operational) is how "not a database" and
-    # "malformed" surface when the error code is unavailable.
-    return type(exc) is sqlite3.DatabaseError
-
-
-def _dump_meta(meta: dict[str, Any] | None) -> str | None:
-    # ASCII escapes keep lone surrogates from JSON storable as text.
-    return None if meta is None else json.dumps(meta, separators=(",", ":"))
-
-
-def _load_meta(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _enum_or_none(enum: type[T], value: object) -> T | None:
-    try:
-        return enum(value)  # type: ignore[call-arg]
-    except ValueError:
-        return None
-
-
-def _to_row(rec: TitleRecord) -> tuple[Any, ...]:
-    return (
-        rec.agent,
-        rec.session_id,
-        rec.cwd,
-        rec.title,
-        None if rec.title_source is None else str(rec.title_source),
-        rec.updated_at,
-        rec.sort_key,
-        _dump_meta(rec.meta),
-        rec.pending_title,
-        None if rec.rename_state is None else str(rec.rename_state),
-        int(rec.missing),
-        rec.created_at,
-        rec.changed_at,
-    )
-
-
-def _from_row(row: Sequence[Any]) -> TitleRecord:
-    (
-        agent,
-        session_id,
-        cwd,
-        title,
-        source,
-        updated_at,
-        _sort_at,
-        meta,
-        pending,
-        rename_state,
-        missing,
-        created_at,
-        changed_at,
-    ) = row
-    # Rows written by hand or by a future version may be odd: read them
-    # leniently rather than fail the whole list.
-    title_source = _enum_or_none(TitleSource, source) if title is not None else None
-    return TitleRecord(
-        agent=agent,
-        session_id=session_id,
-        cwd=cwd,
-        title=title,
-        title_source=title_source,
-        updated_at=updated_at,
-        meta=_load_meta(meta),
-        pending_title=pending,
-        rename_state=_enum_or_none(RenameState, rename_state),
-        missing=bool(missing),
-        created_at=float(created_at),
-        changed_at=float(changed_at),
-    )
 
 
 def _utc_stamp() -> str:
@@ -278,12 +134,12 @@ class TitleStore:
             ) from exc
         try:
             return self._open_checked()
-        except _Corrupt as exc:
+        except Corrupt as exc:
             with _recovery_lock(self.path):
                 # Another sidecar may have recovered it while we waited.
                 try:
                     return self._open_checked()
-                except _Corrupt:
+                except Corrupt:
                     pass
                 moved = self._move_aside()
                 self.warnings.append(
@@ -293,7 +149,7 @@ class TitleStore:
                 )
                 try:
                     return self._open_checked()
-                except _Corrupt as again:
+                except Corrupt as again:
                     raise StoreUnavailable(
                         f"The title cache {self.path} cannot be recreated: {again}."
                     ) from again
@@ -310,14 +166,14 @@ class TitleStore:
 
     def _open_checked(self) -> sqlite3.Connection:
         assert self.path is not None
-        for attempt in range(_MAX_ATTEMPTS):
+        for attempt in range(MAX_ATTEMPTS):
             conn: sqlite3.Connection | None = None
             try:
                 self._create_private()
                 conn = self._connect(str(self.path))
                 rows = conn.execute("PRAGMA quick_check").fetchall()
                 if rows != [("ok",)]:
-                    raise _Corrupt("; ".join(str(r[0]) for r in rows[:3]))
+                    raise Corrupt("; ".join(str(r[0]) for r in rows[:3]))
                 mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 # NORMAL is safe in WAL mode: a crash of the process (or of
                 # an editor) loses nothing; only a power cut may drop the
@@ -327,12 +183,12 @@ class TitleStore:
             except sqlite3.Error as exc:
                 if conn is not None:
                     conn.close()
-                if _is_corrupt(exc):
-                    raise _Corrupt(str(exc)) from exc
-                if _is_busy(exc) and attempt + 1 < _MAX_ATTEMPTS:
+                if is_corrupt(exc):
+                    raise Corrupt(str(exc)) from exc
+                if is_busy(exc) and attempt + 1 < MAX_ATTEMPTS:
                     _backoff(attempt)
                     continue
-                hint = f" (is {self.path.parent} writable?)" if _code(exc) == _SQLITE_CANTOPEN else ""
+                hint = f" (is {self.path.parent} writable?)" if error_code(exc) == SQLITE_CANTOPEN else ""
                 raise StoreUnavailable(f"The title cache {self.path} cannot be opened: {exc}{hint}.") from exc
             except BaseException:
                 if conn is not None:
@@ -408,7 +264,7 @@ class TitleStore:
             conn = self._conn
             if conn is None:
                 raise StoreUnavailable("The title cache is closed.")
-            for attempt in range(_MAX_ATTEMPTS):
+            for attempt in range(MAX_ATTEMPTS):
                 try:
                     if not write:
                         return fn(conn)
@@ -421,7 +277,7 @@ class TitleStore:
                         raise
                     return result
                 except sqlite3.Error as exc:
-                    if _is_busy(exc) and attempt + 1 < _MAX_ATTEMPTS:
+                    if is_busy(exc) and attempt + 1 < MAX_ATTEMPTS:
                         _backoff(attempt)
                         continue
                     raise self._unavailable(exc, write) from exc
@@ -432,7 +288,7 @@ class TitleStore:
     def _unavailable(self, exc: BaseException, write: bool) -> StoreUnavailable:
         where = "memory" if self.path is None else str(self.path)
         action = "saved to" if write else "read from"
-        if isinstance(exc, sqlite3.Error) and _is_corrupt(exc):
+        if isinstance(exc, sqlite3.Error) and is_corrupt(exc):
             detail = f"it is damaged ({exc}); it will be replaced when the sidecar restarts"
         elif isinstance(exc, OSError):
             detail = str(exc.strerror or exc)
@@ -456,8 +312,8 @@ class TitleStore:
 
     @staticmethod
     def _select_one(conn: sqlite3.Connection, agent: str, session_id: str) -> TitleRecord | None:
-        row = conn.execute(f"{_SELECT} WHERE agent = ? AND session_id = ?", (agent, session_id)).fetchone()
-        return None if row is None else _from_row(row)
+        row = conn.execute(f"{SELECT} WHERE agent = ? AND session_id = ?", (agent, session_id)).fetchone()
+        return None if row is None else from_row(row)
 
     def get(self, agent: str, session_id: str) -> TitleRecord | None:
         return self._run(lambda conn: self._select_one(conn, agent, session_id), write=False)
@@ -475,7 +331,7 @@ class TitleStore:
 
     def list(self, agent: str, cwd: str | None = None, include_missing: bool = True) -> list[TitleRecord]:
         """The agent's records (of one ``cwd`` if given), newest first."""
-        sql = f"{_SELECT} WHERE agent = ?"
+        sql = f"{SELECT} WHERE agent = ?"
         args: list[Any] = [agent]
         if cwd is not None:
             sql += " AND cwd = ?"
@@ -483,7 +339,7 @@ class TitleStore:
         if not include_missing:
             sql += " AND missing = 0"
         sql += " ORDER BY sort_at DESC, session_id"
-        return self._run(lambda conn: [_from_row(row) for row in conn.execute(sql, args)], write=False)
+        return self._run(lambda conn: [from_row(row) for row in conn.execute(sql, args)], write=False)
 
     # -- writes ----------------------------------------------------------
 
@@ -509,14 +365,14 @@ class TitleStore:
                     f"update of ({agent!r}, {session_id!r}) returned a record for "
                     f"({new.agent!r}, {new.session_id!r})"
                 )
-            conn.execute(_UPSERT, _to_row(new))
+            conn.execute(UPSERT, to_row(new))
             return old, new
 
         return self._run(txn, write=True)
 
     def put(self, rec: TitleRecord) -> None:
         """Write ``rec`` as is (imports, tests); prefer :meth:`update`."""
-        self._run(lambda conn: conn.execute(_UPSERT, _to_row(rec)), write=True)
+        self._run(lambda conn: conn.execute(UPSERT, to_row(rec)), write=True)
 
     def delete(self, agent: str, session_id: str) -> bool:
         def txn(conn: sqlite3.Connection) -> bool:
@@ -548,11 +404,11 @@ class TitleStore:
         def txn(conn: sqlite3.Connection) -> builtins.list[TitleRecord]:
             known: dict[str, TitleRecord] = {}
             if complete:
-                sql, args = f"{_SELECT} WHERE agent = ?", [agent]
+                sql, args = f"{SELECT} WHERE agent = ?", [agent]
                 if cwd is not None:
                     sql += " AND cwd = ?"
                     args.append(cwd)
-                known = {row[1]: _from_row(row) for row in conn.execute(sql, args)}
+                known = {row[1]: from_row(row) for row in conn.execute(sql, args)}
             changed: dict[str, TitleRecord] = {}
             seen: set[str] = set()
             for entry in entries:
@@ -573,7 +429,7 @@ class TitleStore:
                         gone = mark_missing(rec)
                         if gone is not rec:
                             changed[sid] = gone
-            conn.executemany(_UPSERT, (_to_row(rec) for rec in changed.values()))
+            conn.executemany(UPSERT, (to_row(rec) for rec in changed.values()))
             return list(changed.values())
 
         return self._run(txn, write=True)
