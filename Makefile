@@ -36,8 +36,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/mypy --strict -p tools
 
+# Workers for the full suite (pytest-xdist); PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 3
 pytest: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
 
 smoke: $(STAMP)
 	@if [ -f $(SMOKE) ]; then $(BIN)/python $(SMOKE) --sidecar $(BIN)/acp-sidecar; \
