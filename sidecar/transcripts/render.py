@@ -75,6 +75,7 @@ class Renderer:
         self._open: MessageState | None = None
         self._tools: OrderedDict[str, ToolState] = OrderedDict()
         self._last_plan: str | None = None
+        self._last_plan_steps: str | None = None
         self._mode: str | None = None
         self._model: str | None = None
         self._mode_names: dict[str, str] = {}
@@ -437,11 +438,18 @@ class Renderer:
             self._tools.popitem(last=False)
 
     def _plan(self, update: JsonObj) -> None:
+        # Shown when its steps change and once when they are all done: the step-by-step
+        # progress in between is what $/progress shows live, and would repeat the plan in
+        # the document at every step. Decided from the updates alone, so a replay renders
+        # the same plans as the live turn did.
         entries = plan_entries(update)
         key = "p:" + digest(entries)
-        if key == self._last_plan:
+        steps = "ps:" + digest([entry.get("content") for entry in entries])
+        done = bool(entries) and all(entry.get("status") == "completed" for entry in entries)
+        if key == self._last_plan or (steps == self._last_plan_steps and not done):
             return
         self._last_plan = key
+        self._last_plan_steps = steps
         self._start("agent")
         self._emit(plan_block(entries))
         self._finish(key, container=True)

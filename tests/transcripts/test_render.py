@@ -169,6 +169,29 @@ def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
     assert "- [x] Read\n- [ ] Fix it _(in progress)_\n- [ ] Test\n" in out
 
 
+def _plan(*statuses: str, steps: tuple[str, ...] = ("Read", "Think", "Answer")) -> dict[str, object]:
+    entries = [
+        {"content": c, "status": st, "priority": "medium"} for c, st in zip(steps, statuses, strict=True)
+    ]
+    return {"sessionUpdate": "plan", "entries": entries}
+
+
+def test_a_plan_is_shown_when_its_steps_change_and_when_done_not_at_every_step() -> None:
+    r = renderer()
+    r.update(_plan("in_progress", "pending", "pending"))
+    r.update(_plan("completed", "in_progress", "pending"))
+    r.update(_plan("completed", "completed", "in_progress"))
+    r.update(agent("The answer."))
+    r.update(_plan("completed", "completed", "completed"))
+    out = rendered(r)
+    assert out.count("**Plan:**") == 2, out
+    assert "- [ ] Read _(in progress)_\n- [ ] Think\n- [ ] Answer\n" in out
+    assert "- [x] Read\n- [x] Think\n- [x] Answer\n" in out
+    # New steps: shown again, whatever their status.
+    r.update(_plan("completed", "in_progress", steps=("Read", "Test")))
+    assert rendered(r).count("**Plan:**") == 1
+
+
 def test_mode_model_notice_compaction_and_turn_end() -> None:
     r = renderer()
     r.set_modes(
