@@ -139,6 +139,10 @@ def _fix_surrogates(text: str) -> str:
 
 def _trim(text: str) -> str:
     # Strip spaces, and marks/joiners left with nothing to attach to.
+    if _plain(text):
+        # Nothing but spaces can lead or trail it: no need for the tables, whose first build
+        # would hold the event loop for ~0.2 s on a session's first prompt (fallback title).
+        return text.strip(" ")
     return _TRAILING_SPACES.sub("", _tables().leading.sub("", text))
 
 

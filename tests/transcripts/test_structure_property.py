@@ -18,7 +18,7 @@ from sidecar.transcripts.document import MARKER, PROMPT_AREA, header_text, separ
 from sidecar.transcripts.render import Renderer
 from sidecar.transcripts.store import TranscriptStore
 
-from .helpers import assert_well_formed
+from .helpers import FIXED, assert_well_formed
 from .markdown_structure import PARSERS, prompt_area_ok, structure
 
 # Characters that matter to Markdown's block structure, plus a little of everything else.
@@ -163,3 +163,29 @@ def test_the_file_is_well_formed_after_every_append(
     document = store.read("agent", "session")
     assert document is not None
     assert_well_formed(document)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    markdown_text,
+    st.lists(st.integers(0, 500), max_size=8),
+    st.sampled_from(["agent_message_chunk", "agent_thought_chunk"]),
+)
+@example("x\n```py\n    code\n# not a heading", [3, 4, 9, 12], "agent_message_chunk")
+def test_a_message_renders_the_same_however_its_text_is_split(text: str, cuts: list[int], kind: str) -> None:
+    """The sidecar joins consecutive text chunks before rendering them (core/conversation.py):
+    that is only right because the output depends on the text, not on its chunks."""
+
+    def render(pieces: list[str]) -> str:
+        renderer = Renderer(clock=lambda: FIXED)
+        renderer.prompt([{"type": "text", "text": "go"}])
+        for piece in pieces:
+            renderer.update(
+                {"sessionUpdate": kind, "messageId": "m", "content": {"type": "text", "text": piece}}
+            )
+        renderer.turn_ended("end_turn")
+        batch = renderer.take()
+        assert batch is not None
+        return batch.lead + batch.text
+
+    assert render(chunked(text, cuts) or [text]) == render([text])
