@@ -211,7 +211,11 @@ def test_quit_leaves_no_process(helix: HelixEditor) -> None:
     helix.wait_agent_ready()
     helix.workspace_command("acp.prompt", '"Where is the README?"')
     helix.wait_turns_ended(1)
-    helix.quit()
+    # The conversation's buffer took the answer as edits ([+]): `:q` refuses, as the README says.
+    helix.wait_screen(r"\.md \[\+\]", region="status")
+    helix.command("q")
+    helix.wait_screen(r"^'quit': 1 unsaved buffer remaining: \[\".*/transcripts/", region="message")
+    helix.quit()  # :q!
 
 
 def test_quit_leaves_no_process_even_when_the_agent_ignores_sigterm(tmp_path: Path) -> None:
