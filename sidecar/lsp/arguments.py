@@ -138,7 +138,8 @@ def one_object(name: str, shortcut: str | None, raw: tuple[Any, ...]) -> JsonObj
     if shortcut is not None and len(raw) == 1 and isinstance(raw[0], str):
         return {shortcut: raw[0]}
     if shortcut is not None and len(raw) > 1 and all(isinstance(a, str) for a in raw):
-        # Helix splits unquoted words: join them back into one value.
+        # Several strings: Helix (25.07) parses each `:lsp-workspace-command` argument as JSON, so
+        # `"Fix" "auth"` arrives as two (an unquoted word it refuses itself): one value, joined.
         return {shortcut: " ".join(raw)}
     form = f'{{...}} or "{shortcut.upper()}"' if shortcut else "{...}"
     raise BadArguments(f"{name} takes one argument: {form}")

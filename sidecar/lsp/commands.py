@@ -253,7 +253,13 @@ def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
         text = "; ".join(lines) if lines else "no sessions"
         ls.show_message(types.MessageType.Info, f"ACP sessions{more}: {text}")
     elif name in ("acp.session.new", "acp.session.load"):
-        ls.show_message(types.MessageType.Info, f"ACP session {result.get('sessionId')} is active")
+        # By its title, as the title messages say it; a session without one (a new one) by its id.
+        session_id = str(result.get("sessionId"))
+        title = ls.engine.titles.title_of(session_id) if ls.engine is not None else None
+        if title:
+            ls.show_message(types.MessageType.Info, f"ACP session: {ls.clean(title, 200)}")
+        else:
+            ls.show_message(types.MessageType.Info, f"ACP session {session_id} is active (untitled)")
     elif name == "acp.session.transcript":
         ls.show_message(types.MessageType.Info, f"ACP transcript: {result.get('uri')}")
     elif name == "acp.status":

@@ -78,6 +78,7 @@ class Notifier:
         self._log_count = 0
         self._log_dropped = 0
         self._last_title: dict[str, str | None] = {}
+        self._progress_session: dict[str, str] = {}  # running turn's progress -> its session
         self.log_handler = EditorLogHandler(self)
         self.transcripts: TranscriptDocs | None = None  # open transcript documents follow their file
 
@@ -113,14 +114,20 @@ class Notifier:
         if state == "running" and self.port.caps.progress:
             progress = TurnProgress(self.port, turn_id, self.port.session_title(session_id))
             self.progress[turn_id] = progress
+            self._progress_session[turn_id] = session_id
             self._tasks.spawn(progress.run(), f"progress-{turn_id}")
         elif state == "ended":
             ended = self.progress.pop(turn_id, None)
+            self._progress_session.pop(turn_id, None)
             if ended is not None:
                 ended.finish(stop_reason, error)
             self.live.turn_ended(session_id, stop_reason)
             if error is not None:
-                self.port.show_message(types.MessageType.Error, f"ACP turn failed: {error.get('message')}")
+                failed = f"ACP turn failed: {error.get('message')}"
+                if ended is None:
+                    self.port.show_message(types.MessageType.Error, failed)
+                else:  # after the progress's end and a title said after it: the failure stays
+                    ended.after_end(lambda: self.port.show_message(types.MessageType.Error, failed))
 
     def on_status(self, status: JsonObj) -> None:
         self.coalescer.flush()
@@ -136,10 +143,21 @@ class Notifier:
             self.port.options.notify.title_as_show_message
             and isinstance(session_id, str)
             and title
+            and session_id == self.port.active_session_id  # not other sessions the cache reconciles
             and self._last_title.get(session_id) != title
         ):
             self._last_title[session_id] = title
-            self.port.show_message(types.MessageType.Info, f"ACP session: {title}")
+            self._say_title(session_id, f"ACP session: {title}")
+
+    def _say_title(self, session_id: str, message: str) -> None:
+        """The title in the message line; while a turn of the session shows progress, after its end:
+        Helix writes the end into the same line, under the title the progress began with."""
+        running = [turn for turn, session in self._progress_session.items() if session == session_id]
+        progress = self.progress.get(running[-1]) if running else None
+        if progress is None:
+            self.port.show_message(types.MessageType.Info, message)
+        else:
+            progress.after_end(lambda: self.port.show_message(types.MessageType.Info, message))
 
     def on_permission(self, request: PermissionRequest) -> None:
         self.coalescer.flush()

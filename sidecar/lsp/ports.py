@@ -106,3 +106,8 @@ class NotifierPort(Messages, Configured, ProgressPort, Protocol):
     def session_title(self, session_id: str) -> str:
         """The session's title for progress, or a generic one."""
         ...
+
+    @property
+    def active_session_id(self) -> str | None:
+        """The session commands act on by default (None before any)."""
+        ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -77,6 +78,25 @@ class TurnProgress:
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._last: str | None = None
         self._calls: dict[str, tuple[str | None, str | None]] = {}
+        self._after_end: list[Callable[[], None]] = []
+        self._over = False  # ended in the editor, or never begun there
+
+    def after_end(self, send: Callable[[], None]) -> None:
+        """Run `send` once the editor has this progress's end (at once when it has, or never had a
+        begin): a message that must not be overwritten by the end (Helix shows both in one line)."""
+        if self._over:
+            send()
+        else:
+            self._after_end.append(send)
+
+    def _ended(self) -> None:
+        self._over = True
+        sends, self._after_end = self._after_end, []
+        for send in sends:
+            try:
+                send()
+            except Exception:
+                log.exception("a message after the end of progress %s", self.token)
 
     def on_update(self, update: JsonObj) -> None:
         text = describe(update, self._calls)
@@ -94,6 +114,7 @@ class TurnProgress:
             await asyncio.wait_for(progress.create_async(self.token), 10)
         except Exception as exc:  # the client may not support the create request
             log.info("workDoneProgress/create failed: %r", exc)
+            self._ended()
             return
         clean = self.server.clean
         progress.begin(
@@ -107,6 +128,7 @@ class TurnProgress:
             if isinstance(item, tuple) and item[0] is _END:
                 if not self.server.stopping:
                     progress.end(self.token, types.WorkDoneProgressEnd(message=clean(item[1], 200)))
+                self._ended()
                 return
             if not self.server.stopping:
                 progress.report(self.token, types.WorkDoneProgressReport(message=clean(str(item), 200)))

@@ -173,6 +173,10 @@ class AcpLanguageServer(LanguageServer):
         return title or "ACP agent"
 
     @property
+    def active_session_id(self) -> str | None:
+        return self.engine.active_id if self.engine is not None else None
+
+    @property
     def request_timeout(self) -> float:
         return self.launch.request_timeout
 

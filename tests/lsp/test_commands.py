@@ -105,7 +105,7 @@ async def test_positional_shortcuts(profile: str, workspace: Path, state_dir: Pa
         assert await ed.command("acp.session.setModel", "demo-smart") == {}
         status = await ed.command("acp.status")
         assert status["mode"] == "Code" and status["model"] == "Demo Smart"
-        # Helix splits unquoted words into several arguments: they are joined back.
+        # Several quoted strings (Helix: `"Fix" "auth"`, each argument parsed as JSON) are joined.
         renamed = await ed.command("acp.session.rename", "Fix", "auth", "timeout")
         assert renamed == {"sessionId": sid, "requestedTitle": "Fix auth timeout"}
         info = await ed.wait_for("acp/sessionInfo", lambda i: i["renameState"] == "confirmed")

@@ -21,7 +21,7 @@ def test_one_object_or_nothing() -> None:
 
 def test_positional_shortcuts() -> None:
     assert parse("acp.prompt", a.Prompt, "text", ("hello",)).text == "hello"
-    # Helix splits unquoted words into several arguments: joined back.
+    # Several quoted strings (Helix: `"Fix" "auth"`, each argument parsed as JSON): joined.
     renamed = parse("acp.session.rename", a.Rename, "title", ("Fix", "auth", "timeout"))
     assert renamed.title == "Fix auth timeout"
     assert parse("acp.session.load", a.SessionLoad, "sessionId", ("s-1",)).session_id == "s-1"

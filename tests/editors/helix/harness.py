@@ -2,7 +2,7 @@
 
 One `HelixEditor` is one private world: a tmux server on its own socket
 (`tmux -L NAME`), private HOME and XDG_* dirs (the user's config is never
-read or touched), the README's languages.toml/config.toml in its
+read or touched), the README's languages.toml (generated)/config.toml in its
 XDG_CONFIG_HOME, a workspace (a git repository, so Helix sends a workspace
 folder), `acp-sidecar` from this checkout's venv on PATH, a private sidecar
 state dir, and `hx -v --log FILE` recording the LSP traffic.
@@ -17,12 +17,14 @@ prove none is left (and kill stragglers before failing).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -66,6 +68,18 @@ def find_sidecar() -> Path:
     if not sidecar.exists():
         raise AssertionError(f"{sidecar} not found: run `make install`")
     return sidecar
+
+
+@functools.cache
+def generated_snippet(hx: str, sidecar: str) -> str:
+    """`acp-sidecar editor-config helix` for this Helix, with this checkout's acp-sidecar on PATH
+    (once per test process: it asks `hx --health all-languages`)."""
+    env = dict(os.environ, PATH=f"{Path(sidecar).parent}:/usr/local/bin:/usr/bin:/bin")
+    result = subprocess.run(
+        [sidecar, "editor-config", "helix", "--hx", hx], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    return result.stdout
 
 
 def marked_processes(token: str) -> set[int]:
@@ -119,7 +133,9 @@ class HelixEditor:
         self.home = root / "home"
         self.config_dir = self.home / ".config" / "helix"
         self.workspace = root / "ws"
-        self.state_dir = root / "sidecar-state"
+        # The sidecar's state dir holds the transcripts, whose paths Helix shows in its status line:
+        # a short one (not under pytest's long tmp_path, longer still under xdist) is shown whole.
+        self.state_dir = Path(tempfile.mkdtemp(prefix="acp-hx-", dir="/tmp"))
         self.log_path = root / "helix.log"
         self.bin_dir = root / "bin"
         self.extra_env = dict(env or {})
@@ -135,9 +151,10 @@ class HelixEditor:
 
     # ------------------------------------------------------------------ setup
     def install_user_config(self) -> None:
-        """README steps 2 and 3: merge languages.toml and config.toml into an empty user config."""
-        for name in ("languages.toml", "config.toml"):
-            shutil.copyfile(HELIX_CONFIGS / name, self.config_dir / name)
+        """README steps 2 and 3 into an empty user config: languages.toml is what
+        `acp-sidecar editor-config helix` prints for this Helix, config.toml what `--config` prints."""
+        (self.config_dir / "languages.toml").write_text(generated_snippet(str(self.hx), str(self.sidecar)))
+        shutil.copyfile(HELIX_CONFIGS / "config.toml", self.config_dir / "config.toml")
 
     def make_workspace(self) -> None:
         self.write("main.py", 'def greet(name):\n    return f"hello {name}"\n')
@@ -332,6 +349,16 @@ class HelixEditor:
         self.wait_attached(timeout=timeout)
         self.wait_log(idle, "the sidecar's agent to be ready (acp/status idle)", timeout)
 
+    def wait_turns_ended(self, count: int, timeout: float = 30) -> None:
+        """Until the sidecar has ended `count` progresses (turns) and the spinner stopped."""
+
+        def ended(log: LspLog) -> bool:
+            progress = log.of(SIDECAR_SERVER, "$/progress", to_server=False)
+            return sum(m.params["value"]["kind"] == "end" for m in progress) >= count
+
+        self.wait_log(ended, f"{count} turn(s) to end (progress end)", timeout)
+        self.wait_until(lambda: not self.spinner_visible(), "the progress spinner to stop", timeout)
+
     def processes(self, name: str) -> list[int]:
         """Live processes of this Helix whose command line mentions `name` (e.g. "acp-sidecar")."""
         return sorted(pid for pid in marked_processes(self.token) if name in describe([pid]).split(":", 1)[1])
@@ -395,8 +422,11 @@ class HelixEditor:
         if self.closed:
             return
         self.closed = True
-        if self.started:
-            self._tmux("kill-server", check=False)
-            if self.socket_path is not None:
-                self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
-        self.assert_no_processes_left()
+        try:
+            if self.started:
+                self._tmux("kill-server", check=False)
+                if self.socket_path is not None:
+                    self.socket_path.unlink(missing_ok=True)  # tmux leaves it behind
+            self.assert_no_processes_left()
+        finally:
+            shutil.rmtree(self.state_dir, ignore_errors=True)

@@ -16,10 +16,12 @@ import pytest
 
 from sidecar.editor_config import helix as generator
 from sidecar.editor_config import helix_builtin
-from tests.editors.helix.harness import HELIX_CONFIGS, SIDECAR_SERVER, HelixEditor, find_hx, find_sidecar
+from tests.editors.helix.harness import SIDECAR_SERVER, HelixEditor, find_hx, find_sidecar
 
+# The 19 languages of the hand-written snippet that the generator replaced.
 OLD_SNIPPET_LANGUAGES = {
-    entry["name"] for entry in tomllib.loads((HELIX_CONFIGS / "languages.toml").read_text())["language"]
+    *("python", "rust", "markdown", "toml", "javascript", "typescript", "tsx", "jsx", "go", "lua"),
+    *("c", "cpp", "java", "ruby", "bash", "json", "yaml", "html", "css"),
 }
 
 
@@ -97,12 +99,6 @@ def test_without_helix_the_builtin_list_is_used_and_said(tmp_path: Path) -> None
     assert set(listed) > OLD_SNIPPET_LANGUAGES
     for name, servers in listed.items():
         assert servers == [*helix_builtin.LANGUAGES[name], SIDECAR_SERVER], name
-
-
-def test_server_section_is_the_one_of_the_committed_snippet() -> None:
-    generated = tomllib.loads(generator.languages_toml(generator.builtin_languages()))
-    committed = tomllib.loads((HELIX_CONFIGS / "languages.toml").read_text())
-    assert generated["language-server"] == committed["language-server"]
 
 
 def test_an_explicit_hx_that_is_not_helix_fails_loudly() -> None:

@@ -66,11 +66,36 @@ def test_prompt_shows_progress_until_the_turn_ends(helix: HelixEditor) -> None:
     # Running: the spinner turns in the status line, the progress text is in the message line.
     helix.wait_until(helix.spinner_visible, "the progress spinner in the status line")
     helix.wait_screen(r"^acp-sidecar: .*(running|Plan:|Read)", region="message")
-    # Ended: the last progress message is the stop reason and the spinner stops.
-    helix.wait_screen(r"^acp-sidecar: .*end_turn$", region="message")
-    helix.wait_until(lambda: not helix.spinner_visible(), "the spinner to stop")
-    # The answer itself only reaches Helix's log (it ignores acp/sessionUpdate).
+    # The first turn titled the session: once it ended, the title is what the message line says.
+    helix.wait_turns_ended(1)
+    helix.wait_screen(r"^ACP session: Where is the README\?$", region="message")
     assert "README.md" in helix.log().session_text(SIDECAR_SERVER)
+
+    # A turn that leaves the title as it is ends with its stop reason, under the session's title.
+    helix.workspace_command("acp.prompt", '"#chunks=20 #slow=100 And the tests?"')
+    helix.wait_screen(r"^acp-sidecar: Where is the README\? ⋅ running$", region="message")
+    helix.wait_turns_ended(2)
+    helix.wait_screen(r"^acp-sidecar: Where is the README\? ⋅ end_turn$", region="message")
+
+
+def test_a_failing_turn_says_why_last(helix: HelixEditor) -> None:
+    helix.start("main.py")
+    helix.wait_agent_ready()
+    helix.workspace_command("acp.prompt", '"#error Break it"')
+    helix.wait_turns_ended(1)
+    # After the progress's end ("failed: ...") and the new session's title: the failure stays.
+    helix.wait_screen(r"^ACP turn failed: the agent answered: demo failure$", region="message")
+    assert (
+        helix.log().show_messages(SIDECAR_SERVER)[-1] == "ACP turn failed: the agent answered: demo failure"
+    )
+    # A command error is said in the message line too (Helix itself only logs it).
+    helix.workspace_command("acp.session.load", '"no-such-session"')
+    helix.wait_screen(r"^acp\.session\.load: unknown session: 'no-such-session'$", region="message")
+    # An unquoted word is refused by Helix itself: it parses each argument as JSON.
+    helix.workspace_command("acp.prompt", "Hello")
+    helix.wait_screen(
+        r"^'lsp-workspace-command': failed to parse arguments: expected value", region="message"
+    )
 
 
 def rename_new_session(helix: HelixEditor, title: str) -> None:
@@ -92,13 +117,11 @@ def test_rename_shows_the_new_title(helix: HelixEditor) -> None:
     # The message line reports the renamed session when asked.
     helix.workspace_command("acp.status")
     helix.wait_screen(r"Fix auth timeout", region="message")
+    # Two quoted strings are two arguments to Helix: the shortcut joins them.
+    helix.workspace_command("acp.session.rename", '"Fix"', '"login"')
+    helix.wait_screen(r"^ACP session: Fix login$", region="message")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 14 item 3: the rename turn's progress end overwrites the title message; "
-    "when this passes, the fix has landed: remove this mark",
-)
 def test_after_a_rename_the_new_title_is_what_the_message_line_shows(tmp_path: Path) -> None:
     # A rename prompt (an agent without session/set_title) is a turn with its own progress.
     helix = HelixEditor(tmp_path, env={"ACP_DEMO_CAPS": "no-set-title"})
@@ -110,47 +133,89 @@ def test_after_a_rename_the_new_title_is_what_the_message_line_shows(tmp_path: P
 
 def rename_by_prompt_then_check(helix: HelixEditor) -> None:
     rename_new_session(helix, "Fix auth timeout")
-    helix.wait_log(
-        lambda log: (
-            log.of(SIDECAR_SERVER, "$/progress", to_server=False)
-            and log.of(SIDECAR_SERVER, "$/progress", to_server=False)[-1].params["value"]["kind"] == "end"
-        ),
-        "the rename turn to end",
-    )
-    helix.wait_until(lambda: not helix.spinner_visible(), "the spinner to stop")
-    assert "Fix auth timeout" in helix.message_line()
+    helix.wait_turns_ended(1)  # the rename turn, whose progress began under the old title
+    helix.wait_screen(r"^ACP session: Fix auth timeout$", region="message")
+    # The title was said after the turn's progress ended, so nothing overwrites it.
+    log = helix.log()
+    told = [i for i, m in enumerate(log.messages) if m.method == "window/showMessage"]
+    ended = [
+        i
+        for i, m in enumerate(log.messages)
+        if m.method == "$/progress" and m.params["value"]["kind"] == "end"
+    ]
+    assert told[-1] > ended[-1]
+    assert log.messages[told[-1]].params["message"] == "ACP session: Fix auth timeout"
 
 
-@pytest.mark.parametrize(("keys", "choice"), [((), "Allow"), (("Down", "Down"), "Reject")])
-def test_permission_answered_in_the_popup(helix: HelixEditor, keys: tuple[str, ...], choice: str) -> None:
+def ask_permission(helix: HelixEditor) -> None:
     helix.start("main.py")
     helix.wait_agent_ready()
     helix.workspace_command("acp.prompt", '"Run the demo command #permission"')
     helix.wait_screen(PERMISSION_POPUP)
     helix.wait_screen(r"\(run_command\) · pending$", region="message")
+
+
+@pytest.mark.parametrize(("keys", "choice"), [((), "Allow"), (("Down", "Down"), "Reject")])
+def test_permission_answered_in_the_popup(helix: HelixEditor, keys: tuple[str, ...], choice: str) -> None:
+    ask_permission(helix)
     assert helix.selected_item(ACTIONS) == "Allow"  # the first action is preselected
     for key in keys:
         helix.send_keys(key)
     helix.wait_until(lambda: helix.selected_item(ACTIONS) == choice, f"{choice!r} to be selected")
     helix.send_keys("Enter")
     helix.wait_screen_gone(PERMISSION_POPUP)
-    helix.wait_screen(r"end_turn$", region="message")
+    helix.wait_turns_ended(1)
 
     log = helix.log()
     [request] = log.of(SIDECAR_SERVER, "window/showMessageRequest", to_server=False)
     assert [a["title"] for a in request.params["actions"]] == ACTIONS
     answer = log.response_to(request)
     assert answer is not None and answer.body["result"] == {"title": choice}, answer
-    # The demo agent says which option it got (Helix shows no transcript: read it from the log).
-    assert f"You chose “{choice}”" in log.session_text(SIDECAR_SERVER)
+    # The demo agent says which option it got, in the conversation Helix opened.
+    helix.wait_screen(f"You chose “{choice}”")
+
+
+@pytest.mark.parametrize("key", ["Escape", "j"])
+def test_a_dismissed_popup_leaves_the_request_to_the_code_actions(helix: HelixEditor, key: str) -> None:
+    ask_permission(helix)
+    # Escape, or any key the popup does not use (Helix then runs it too: `j` moves the cursor
+    # down), closes the popup; Helix answers null and the request stays pending.
+    helix.send_keys(key)
+    helix.wait_screen_gone(PERMISSION_POPUP)
+    helix.wait_screen(
+        r"^The agent's permission request \(Run `echo hello from the demo agent`\) is still waiting: "
+        r"answer with a code action",
+        region="message",
+    )
+    assert helix.spinner_visible()  # the turn still waits
+    [request] = helix.log().of(SIDECAR_SERVER, "window/showMessageRequest", to_server=False)
+    answer = helix.log().response_to(request)
+    assert answer is not None and answer.body["result"] is None, answer
+
+    # space a: one action per option of the pending request.
+    helix.send_keys("Escape")
+    helix.send_keys("space", "a")
+    actions = [f"Agent permission: {a} — Run `echo hello from the demo agent`" for a in ACTIONS]
+    helix.wait_until(
+        lambda: helix.selected_item(actions) == actions[0], "the code actions, the first selected"
+    )
+    helix.send_keys("Down")
+    helix.wait_until(lambda: helix.selected_item(actions) == actions[1], "the second action to be selected")
+    helix.send_keys("Enter")
+    helix.wait_turns_ended(1)
+    helix.wait_screen("You chose “Always allow”")
 
 
 def test_quit_leaves_no_process(helix: HelixEditor) -> None:
     helix.start("main.py")
     helix.wait_agent_ready()
     helix.workspace_command("acp.prompt", '"Where is the README?"')
-    helix.wait_screen(r"end_turn$", region="message")
-    helix.quit()
+    helix.wait_turns_ended(1)
+    # The conversation's buffer took the answer as edits ([+]): `:q` refuses, as the README says.
+    helix.wait_screen(r"\.md \[\+\]", region="status")
+    helix.command("q")
+    helix.wait_screen(r"^'quit': 1 unsaved buffer remaining: \[\".*/transcripts/", region="message")
+    helix.quit()  # :q!
 
 
 def test_quit_leaves_no_process_even_when_the_agent_ignores_sigterm(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.editors.helix.harness import HelixEditor
 
-TRANSCRIPT = r"sidecar-state/transcripts/acp-sidecar-demo/demo-[0-9a-f-]+\.md"
+TRANSCRIPT = r"/transcripts/acp-sidecar-demo/demo-[0-9a-f-]+\.md"
 
 
 def shown_lines(helix: HelixEditor) -> list[str]:
