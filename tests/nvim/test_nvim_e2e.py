@@ -31,7 +31,9 @@ def expected_statusline(status: dict[str, Any]) -> str:
     title = status.get("title") or ""
     if len(title) > 40:
         title = title[:39] + "…"
-    return f"ACP: {title or 'no session'} [{status['state']}]"
+    spinner = "⠋ " if status["state"] in ("running", "cancelling", "waiting_permission") else ""
+    empty = "untitled" if status.get("sessionId") else "no session"
+    return f"ACP: {spinner}{title or empty} [{status['state']}]"
 
 
 def check_statusline(sl: dict[str, Any], status: dict[str, Any]) -> str:
@@ -133,11 +135,21 @@ def test_rename_then_sessions_after_restart(nvim_env: NvimEnv) -> None:
     assert entry["title"] == "New name"
     assert entry["titleSource"] in ("user", "agent"), entry
     line = picker["formatted"][items.index(entry)]
-    assert "New name" in line and entry["titleSource"] in line, line
+    # Title, cwd relative to ~ (here absolute: the workspace is not under ~), time; the active one marked.
+    assert line.startswith("  New name — ") and str(nvim_env.ws) in line, line
+    assert re.search(r" — \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$", line), line
     # Loading it makes it the active session, title intact.
     assert second["status"]["sessionId"] == sid
     assert second["status"]["title"] == "New name"
     check_statusline(second["statusline"], second["status"])
+    # The chat opened on it, with its history: the sidecar's transcript document, attached.
+    chat = "\n".join(second["chat_lines"])
+    name = second["chat_name"]
+    assert f"/transcripts/acp-sidecar-demo/{sid}" in name and name.endswith(".md"), name
+    assert "## You" in chat and "Prepare the rename test" in chat and "## Agent" in chat, chat
+    tail = second["chat_lines"][-3:]
+    assert tail[-2].startswith("<!-- acp-sidecar: write your prompt") and tail[-1] == "", tail
+    assert second["chat_attached"] == 1
 
 
 def test_title_with_percent_and_escape_does_not_break_statusline(nvim_env: NvimEnv) -> None:

@@ -22,6 +22,7 @@ function M.status(_, params, ctx)
   local prev_sid = prev and prev.sessionId ~= vim.NIL and prev.sessionId or nil
   if sid ~= prev_sid then
     util.safe(transcript.on_active, sid)
+    util.safe(require("acp_sidecar.chat").on_active, sid)
   end
   statusline.changed(params)
 end
@@ -57,7 +58,28 @@ function M.turn(_, params)
   end
   state.set_turn(params)
   util.safe(transcript.on_turn, params)
+  util.safe(require("acp_sidecar.chat").on_turn, params)
   user_event("AcpTurn", params)
+end
+
+function M.permission(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  util.safe(require("acp_sidecar.review").on_permission, params)
+  user_event("AcpPermission", params)
+end
+
+--- workspace/applyEdit: the chat's own handling for its buffers (see
+--- chat.apply_edit), Neovim's default for everything else.
+function M.apply_edit(err, params, ctx)
+  local ok, res = pcall(require("acp_sidecar.chat").apply_edit, params, ctx)
+  if ok and res then
+    return res
+  elseif not ok then
+    return { applied = false, failureReason = tostring(res) }
+  end
+  return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
 end
 
 function M.log_message(err, params, ctx)
@@ -83,6 +105,8 @@ function M.build()
     ["acp/sessionInfo"] = M.session_info,
     ["acp/sessionUpdate"] = M.session_update,
     ["acp/turn"] = M.turn,
+    ["acp/permission"] = M.permission,
+    ["workspace/applyEdit"] = M.apply_edit,
     ["window/logMessage"] = M.log_message,
     ["window/showMessage"] = M.show_message,
   }
