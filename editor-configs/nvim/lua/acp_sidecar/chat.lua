@@ -278,6 +278,7 @@ local function open_window(b)
   end
   local wo = vim.wo[M.win]
   wo.wrap = true
+  wo.smoothscroll = true -- a long paragraph streaming in still shows its end
   wo.linebreak = true
   wo.number = false
   wo.relativenumber = false

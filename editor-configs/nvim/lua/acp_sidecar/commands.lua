@@ -194,9 +194,7 @@ function M.sessions(refresh)
       util.notify("no sessions yet")
       return
     end
-    table.sort(entries, function(a, b)
-      return tostring(a.updatedAt or "") > tostring(b.updatedAt or "")
-    end)
+    -- (The sidecar lists them newest first.)
     vim.ui.select(entries, {
       prompt = "ACP sessions",
       kind = "acp_sidecar.session",

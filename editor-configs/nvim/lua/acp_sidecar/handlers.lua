@@ -79,7 +79,15 @@ function M.apply_edit(err, params, ctx)
   elseif not ok then
     return { applied = false, failureReason = tostring(res) }
   end
-  return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
+  -- Neovim's default handler, without its print of the edit's label: right
+  -- after a permission prompt that print stops at "Press ENTER" and the edit
+  -- waits for the key.
+  local c = vim.lsp.get_client_by_id(ctx.client_id)
+  if err or type(params) ~= "table" or not c then
+    return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
+  end
+  local applied, reason = pcall(vim.lsp.util.apply_workspace_edit, params.edit, c.offset_encoding)
+  return { applied = applied, failureReason = not applied and tostring(reason) or nil }
 end
 
 function M.log_message(err, params, ctx)

@@ -178,14 +178,19 @@ function M.ask(rid)
     end,
   }, function(choice)
     asking = nil
-    if choice then
-      M.respond(p.requestId, choice)
-      if M.review and M.review.rid == rid then
-        M.close_review()
+    -- Out of the picker's callback: a window change right after the default
+    -- inputlist would stop at a "Press ENTER" prompt.
+    vim.schedule(function()
+      vim.cmd("redraw")
+      if choice then
+        M.respond(p.requestId, choice)
+        if M.review and M.review.rid == rid then
+          M.close_review()
+        end
+      elseif M.pending[rid] then
+        util.notify("the permission request is still waiting: gp in the chat, :AcpPermission or a code action")
       end
-    elseif M.pending[rid] then
-      util.notify("the permission request is still waiting: gp in the chat, :AcpPermission or a code action")
-    end
+    end)
   end)
 end
 
