@@ -188,3 +188,25 @@ def test_new_session_mode_and_model(nvim_env: NvimEnv) -> None:
     # The agent reports its model option: :AcpModel completes its ids.
     assert {"demo-fast", "demo-smart"} <= set(res["model_completion"]), res["model_completion"]
     assert "_model: demo-smart_" in res["transcript"], res["transcript"]
+
+
+def test_chat_context_pickers_completion_notification_and_keymaps(nvim_env: NvimEnv) -> None:
+    res = ok(nvim_env.run("chat_logic"))
+    # :1,2AcpChat: the lines, named, in the input area; the cursor in the chat.
+    assert res["input"] == "From `README.md`, lines 1-2:\n```markdown\n# Practice repo\n\n```", res["input"]
+    assert res["in_chat"] is True
+    # The pickers list the agent's choices from acp/status, the current one marked.
+    pickers = {p["kind"]: p["formatted"] for p in res["pickers"]}
+    assert pickers["acp_sidecar.mode"] == ["● Ask (ask)", "  Code (code)", "  Plan (plan)"], pickers
+    assert pickers["acp_sidecar.model"] == ["● Demo Fast (demo-fast)", "  Demo Smart (demo-smart)"], pickers
+    assert res["mode_completion"] == ["ask", "code", "plan"], res["mode_completion"]
+    assert res["model_completion"] == ["demo-fast", "demo-smart"], res["model_completion"]
+    # The chat was hidden when the answer finished: a notification says so.
+    assert res["visible_after_close"] is False
+    assert any("the agent answered" in n and ":AcpChat" in n for n in res["notes"]), res["notes"]
+    chat = "\n".join(res["chat_lines"])
+    assert "From `README.md`, lines 1-2:" in chat and "## Agent" in chat, chat
+    # <Plug> mappings, the opt-in default keys, a user's own mapping left alone.
+    assert res["plug_chat"] == "<Cmd>AcpChat<CR>" and res["plug_context"] == ":AcpChat<CR>"
+    assert res["default_chat"] == "<Plug>(AcpChat)"
+    assert res["user_sessions"] == "<Cmd>echo 'mine'<CR>"
