@@ -78,7 +78,8 @@ def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cur
 
     # The typed question goes out with <C-s> too; the input area empties.
     vim.keys("C-s")
-    vim.wait(lambda: chat_text(vim).count("## You") == 2, "the second prompt in the chat")
+    vim.wait(lambda: chat_text(vim).count("\n## You\n") == 2, "the second prompt in the chat")
+
     vim.wait(lambda: chat_state(vim)["input"] == "", "the input area cleared")
     vim.wait_screen(r"ACP: stream please \[idle\]")
 
