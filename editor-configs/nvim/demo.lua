@@ -5,7 +5,7 @@
 -- It puts this plugin on 'runtimepath', starts the sidecar from the
 -- repository's .venv (else from PATH, or $ACP_SIDECAR_DEMO_CMD) with its
 -- embedded demo agent, shows the session in the statusline and opens the
--- transcript. Then try  :AcpPrompt Where is the README?
+-- chat: write below its last line, then <C-s> (try "Where is the README?").
 local here = vim.fs.dirname(vim.fs.normalize(debug.getinfo(1, "S").source:sub(2)))
 vim.opt.runtimepath:prepend(here)
 
@@ -23,7 +23,7 @@ vim.o.statusline = "%f %m%=%{%v:lua.require'acp_sidecar'.statusline()%} %l:%c "
 
 require("acp_sidecar").setup({
   cmd = cmd,
-  transcript = { open_cmd = "botright vsplit" },
+  keymaps = true,
 })
 
 vim.api.nvim_create_autocmd("VimEnter", {
@@ -32,12 +32,10 @@ vim.api.nvim_create_autocmd("VimEnter", {
     if #vim.api.nvim_list_uis() == 0 then
       return
     end
-    local win = vim.api.nvim_get_current_win()
-    require("acp_sidecar").open_transcript()
-    vim.api.nvim_set_current_win(win)
+    require("acp_sidecar").chat()
     vim.api.nvim_echo({
       { "acp-sidecar demo: ", "Title" },
-      { ":AcpPrompt Where is the README?  :AcpRename My title  :AcpSessions  :AcpCancel  :help acp_sidecar" },
+      { "type below the chat's last line, <C-s> sends · :AcpSessions · :AcpMode · :help acp_sidecar" },
     }, false, {})
   end,
 })

@@ -31,7 +31,9 @@ def expected_statusline(status: dict[str, Any]) -> str:
     title = status.get("title") or ""
     if len(title) > 40:
         title = title[:39] + "…"
-    return f"ACP: {title or 'no session'} [{status['state']}]"
+    spinner = "⠋ " if status["state"] in ("running", "cancelling", "waiting_permission") else ""
+    empty = "untitled" if status.get("sessionId") else "no session"
+    return f"ACP: {spinner}{title or empty} [{status['state']}]"
 
 
 def check_statusline(sl: dict[str, Any], status: dict[str, Any]) -> str:
@@ -133,11 +135,21 @@ def test_rename_then_sessions_after_restart(nvim_env: NvimEnv) -> None:
     assert entry["title"] == "New name"
     assert entry["titleSource"] in ("user", "agent"), entry
     line = picker["formatted"][items.index(entry)]
-    assert "New name" in line and entry["titleSource"] in line, line
+    # Title, cwd relative to ~ (here absolute: the workspace is not under ~), time; the active one marked.
+    assert line.startswith("  New name — ") and str(nvim_env.ws) in line, line
+    assert re.search(r" — \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$", line), line
     # Loading it makes it the active session, title intact.
     assert second["status"]["sessionId"] == sid
     assert second["status"]["title"] == "New name"
     check_statusline(second["statusline"], second["status"])
+    # The chat opened on it, with its history: the sidecar's transcript document, attached.
+    chat = "\n".join(second["chat_lines"])
+    name = second["chat_name"]
+    assert f"/transcripts/acp-sidecar-demo/{sid}" in name and name.endswith(".md"), name
+    assert "## You" in chat and "Prepare the rename test" in chat and "## Agent" in chat, chat
+    tail = second["chat_lines"][-3:]
+    assert tail[-2].startswith("<!-- acp-sidecar: write your prompt") and tail[-1] == "", tail
+    assert second["chat_attached"] == 1
 
 
 def test_title_with_percent_and_escape_does_not_break_statusline(nvim_env: NvimEnv) -> None:
@@ -176,3 +188,25 @@ def test_new_session_mode_and_model(nvim_env: NvimEnv) -> None:
     # The agent reports its model option: :AcpModel completes its ids.
     assert {"demo-fast", "demo-smart"} <= set(res["model_completion"]), res["model_completion"]
     assert "_model: demo-smart_" in res["transcript"], res["transcript"]
+
+
+def test_chat_context_pickers_completion_notification_and_keymaps(nvim_env: NvimEnv) -> None:
+    res = ok(nvim_env.run("chat_logic"))
+    # :1,2AcpChat: the lines, named, in the input area; the cursor in the chat.
+    assert res["input"] == "From `README.md`, lines 1-2:\n```markdown\n# Practice repo\n\n```", res["input"]
+    assert res["in_chat"] is True
+    # The pickers list the agent's choices from acp/status, the current one marked.
+    pickers = {p["kind"]: p["formatted"] for p in res["pickers"]}
+    assert pickers["acp_sidecar.mode"] == ["● Ask (ask)", "  Code (code)", "  Plan (plan)"], pickers
+    assert pickers["acp_sidecar.model"] == ["● Demo Fast (demo-fast)", "  Demo Smart (demo-smart)"], pickers
+    assert res["mode_completion"] == ["ask", "code", "plan"], res["mode_completion"]
+    assert res["model_completion"] == ["demo-fast", "demo-smart"], res["model_completion"]
+    # The chat was hidden when the answer finished: a notification says so.
+    assert res["visible_after_close"] is False
+    assert any("the agent answered" in n and ":AcpChat" in n for n in res["notes"]), res["notes"]
+    chat = "\n".join(res["chat_lines"])
+    assert "From `README.md`, lines 1-2:" in chat and "## Agent" in chat, chat
+    # <Plug> mappings, the opt-in default keys, a user's own mapping left alone.
+    assert res["plug_chat"] == "<Cmd>AcpChat<CR>" and res["plug_context"] == ":AcpChat<CR>"
+    assert res["default_chat"] == "<Plug>(AcpChat)"
+    assert res["user_sessions"] == "<Cmd>echo 'mine'<CR>"

@@ -59,6 +59,7 @@ def test_statusline_escaping(nvim_bin: str, tmp_path: Path) -> None:
           { title = "\226\128\174rtl\194\155x", state = "idle" },
           { title = string.rep("é", 100), state = "idle" },
           { title = vim.NIL, state = "starting" },
+          { sessionId = "s1", title = vim.NIL, state = "idle" },
         }
         for i, c in ipairs(cases) do
           local text = sl.render(c, { max_length = 40, prefix = "ACP: " })
@@ -75,11 +76,14 @@ def test_statusline_escaping(nvim_bin: str, tmp_path: Path) -> None:
     )
     texts = [r["text"] for r in res]
     assert texts[0] == "ACP: 100% red [idle]"
-    assert texts[1] == "ACP: a%b%%c %= %#Error# %{x} %! [running]"
+    # While a turn runs a spinner turns before the title.
+    assert texts[1] == "ACP: ⠋ a%b%%c %= %#Error# %{x} %! [running]"
     assert texts[2] == "ACP: line1 line2 x bell [idle]"
     assert texts[3] == "ACP: rtlx [idle]"
     assert texts[4] == "ACP: " + "é" * 39 + "… [idle]"
     assert texts[5] == "ACP: no session [starting]"
+    # A session without a title yet (right after :AcpNew).
+    assert texts[6] == "ACP: untitled [idle]"
     for r in res:
         # Escaped and re-parsed, or shown literally: the same visible text.
         assert r["shown"] == r["text"], r
@@ -262,7 +266,12 @@ def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
         config.set({ agent = { command = { "claude-code-acp" }, env = { K = "V" } } })
         out.b = config.init_options()
         config.set({})
-        out.c = vim.tbl_count(config.init_options())
+        out.c = config.init_options()
+        -- A command string, split by the sidecar like its --agent (a traceback before).
+        config.set({ agent = "codex-acp --foo", review = false,
+          init_options = { transcript = { showOnPrompt = true } } })
+        out.d = config.init_options()
+        out.bad = { pcall(config.set, { agent = 42 }) }
         config.set({ cmd = { "acp-sidecar", "--state-dir", "/tmp/sd" } })
         out.sd1 = { config.state_dir() }
         config.set({ cmd_env = { ACP_SIDECAR_STATE_DIR = "/tmp/env-sd" } })
@@ -275,14 +284,21 @@ def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
         """,
         tmp_path,
     )
+    # The plugin shows the conversation and asks permissions itself: the sidecar
+    # neither opens the transcript document nor shows its own permission dialog.
+    plugin_owns = {"transcript": {"showOnPrompt": False}, "notify": {"permissionDialog": False}}
     assert res["a"] == {
         "agent": {"command": ["codex-acp", "--flag"]},
         "permissions": "allow_reads",
         "rename": {"timeoutMs": 5000},
-        "notify": {"statusDiagnostic": True},
+        "notify": {"statusDiagnostic": True, "permissionDialog": False},
+        "transcript": {"showOnPrompt": False},
     }
-    assert res["b"] == {"agent": {"command": ["claude-code-acp"], "env": {"K": "V"}}}
-    assert res["c"] == 0
+    assert res["b"] == {"agent": {"command": ["claude-code-acp"], "env": {"K": "V"}}, **plugin_owns}
+    assert res["c"] == plugin_owns
+    # review = false leaves the dialog to the sidecar; the user's own options win.
+    assert res["d"] == {"agent": {"command": "codex-acp --foo"}, "transcript": {"showOnPrompt": True}}
+    assert res["bad"][0] is False and "option agent must be" in res["bad"][1]
     assert res["sd1"] == ["/tmp/sd", "--state-dir"]
     assert res["sd2"] == ["/tmp/env-sd", "ACP_SIDECAR_STATE_DIR"]
     assert res["sd3"] == ["/tmp/xdg/acp-sidecar", "platform default"]
@@ -317,7 +333,7 @@ def test_prompt_range_context_and_session_format(nvim_bin: str, tmp_path: Path) 
     assert res["v8"]["start"] == {"line": 0, "character": 3}
     assert res["v8"]["end"] == {"line": 2, "character": 5}
     assert res["l"] == {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 11}}
-    assert res["line"] == "* My title — /tmp/p [user]"
+    assert res["line"] == "● My title — /tmp/p"
 
 
 def test_checkhealth_runs(nvim_bin: str, tmp_path: Path) -> None:

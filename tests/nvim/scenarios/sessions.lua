@@ -1,5 +1,5 @@
 -- After a restart (same state dir): :AcpSessions lists the renamed session and
--- loads the chosen one.
+-- loads the chosen one and shows it in the chat with its history.
 local H = dofile(vim.env.ACP_TEST_HELPER)
 
 H.run(function()
@@ -45,4 +45,17 @@ H.run(function()
   end)
   H.set("status", H.status())
   H.set("statusline", H.statuslines())
+  local chat = require("acp_sidecar.chat")
+  H.wait("the chat shows the session's history", 20000, function()
+    if not chat.visible() then
+      return false
+    end
+    local b = vim.api.nvim_win_get_buf(chat.win)
+    local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+    return text:find("Prepare the rename test", 1, true) ~= nil
+  end)
+  local b = vim.api.nvim_win_get_buf(chat.win)
+  H.set("chat_lines", vim.api.nvim_buf_get_lines(b, 0, -1, false))
+  H.set("chat_name", vim.api.nvim_buf_get_name(b))
+  H.set("chat_attached", #vim.lsp.get_clients({ bufnr = b, name = "acp_sidecar" }))
 end)

@@ -128,16 +128,30 @@ function M.rename(title)
   client.exec("acp.session.rename", { title = title }, notify_err("acp.session.rename"))
 end
 
+--- Ask for a new title of session sid (default: the active one) and rename it.
+function M.rename_prompt(sid)
+  local cur = state.status and state.status.title
+  if sid and state.sessions[sid] then
+    cur = state.sessions[sid].title
+  end
+  vim.ui.input({ prompt = "Rename session: ", default = type(cur) == "string" and cur or "" }, function(input)
+    input = vim.trim(input or "")
+    if input == "" then
+      return
+    end
+    local arg = { title = input }
+    if sid then
+      arg.sessionId = sid
+    end
+    client.exec("acp.session.rename", arg, notify_err("acp.session.rename"))
+  end)
+end
+
 local function cmd_rename(o)
   if vim.trim(o.args) ~= "" then
     return M.rename(o.args)
   end
-  local cur = state.status and state.status.title
-  vim.ui.input({ prompt = "Rename session: ", default = type(cur) == "string" and cur or "" }, function(input)
-    if input then
-      M.rename(input)
-    end
-  end)
+  M.rename_prompt(nil)
 end
 
 --- One line describing a SessionEntry: title, cwd, source.
@@ -150,17 +164,21 @@ function M.format_session(e)
   if cwd ~= "" then
     cwd = vim.fn.fnamemodify(cwd, ":~")
   end
-  local parts = { (e.active == true and "* " or "  ") .. title }
+  local parts = { (e.active == true and "● " or "  ") .. title }
   if e.pendingTitle ~= nil and e.pendingTitle ~= vim.NIL and e.pendingTitle ~= "" then
     parts[#parts + 1] = ("(renaming to %s)"):format(util.truncate(util.sanitize(e.pendingTitle), 40))
   end
   parts[#parts + 1] = "—"
   parts[#parts + 1] = cwd
-  parts[#parts + 1] = ("[%s]"):format(util.sanitize(e.titleSource))
+  local when = util.sanitize(e.updatedAt):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", " UTC")
+  if when ~= "" then
+    parts[#parts + 1] = "— " .. when
+  end
   return table.concat(parts, " ")
 end
 
---- Pick a cached session (acp.session.list) and load it (acp.session.load).
+--- Pick a cached session (acp.session.list), load it (acp.session.load) and
+--- show it in the chat.
 ---@param refresh boolean|nil reconcile with the agent's session/list first
 function M.sessions(refresh)
   local arg = {}
@@ -176,9 +194,7 @@ function M.sessions(refresh)
       util.notify("no sessions yet")
       return
     end
-    table.sort(entries, function(a, b)
-      return tostring(a.updatedAt or "") > tostring(b.updatedAt or "")
-    end)
+    -- (The sidecar lists them newest first.)
     vim.ui.select(entries, {
       prompt = "ACP sessions",
       kind = "acp_sidecar.session",
@@ -193,7 +209,12 @@ end
 
 function M.load(session_id)
   transcript.expect_replay(session_id)
-  client.exec("acp.session.load", { sessionId = session_id }, notify_err("acp.session.load"))
+  client.exec("acp.session.load", { sessionId = session_id }, function(err)
+    if err then
+      return notify_err("acp.session.load")(err)
+    end
+    require("acp_sidecar.chat").open({ session_id = session_id })
+  end)
 end
 
 function M.new_session(dir)
@@ -208,10 +229,52 @@ function M.new_session(dir)
   client.exec("acp.session.new", arg, notify_err("acp.session.new"))
 end
 
+--- Choices {id, name} of acp/status "modes" or "models".
+function M.choices(field)
+  local list = state.status and state.status[field]
+  local out = {}
+  for _, c in ipairs(type(list) == "table" and list or {}) do
+    if type(c) == "table" and type(c.id) == "string" then
+      out[#out + 1] = c
+    end
+  end
+  return out
+end
+
+--- vim.ui.select over the agent's modes or models; set applies the choice.
+local function pick(field, current_key, what, set)
+  local choices = M.choices(field)
+  if #choices == 0 then
+    util.notify(("the agent offers no %s choice"):format(what))
+    return
+  end
+  local current = state.status and state.status[current_key]
+  vim.ui.select(choices, {
+    prompt = ("ACP %s"):format(what),
+    kind = "acp_sidecar." .. what,
+    format_item = function(c)
+      local name = util.sanitize(c.name ~= vim.NIL and c.name or c.id)
+      return (c.id == current and "● " or "  ") .. name .. (name ~= c.id and (" (" .. util.sanitize(c.id) .. ")") or "")
+    end,
+  }, function(choice)
+    if choice then
+      set(choice.id)
+    end
+  end)
+end
+
+function M.pick_mode()
+  pick("modes", "modeId", "mode", M.set_mode)
+end
+
+function M.pick_model()
+  pick("models", "modelId", "model", M.set_model)
+end
+
 function M.set_mode(mode_id)
   mode_id = vim.trim(mode_id or "")
   if mode_id == "" then
-    return
+    return M.pick_mode()
   end
   client.exec("acp.session.setMode", { modeId = mode_id }, notify_err("acp.session.setMode"))
 end
@@ -219,9 +282,19 @@ end
 function M.set_model(model_id)
   model_id = vim.trim(model_id or "")
   if model_id == "" then
-    return
+    return M.pick_model()
   end
   client.exec("acp.session.setModel", { modelId = model_id }, notify_err("acp.session.setModel"))
+end
+
+--- :AcpChat, with a range: the lines as context in the input area.
+function M.chat(o)
+  local chat = require("acp_sidecar.chat")
+  local cur = vim.api.nvim_get_current_buf()
+  if o and o.range and o.range > 0 and not chat.is_chat(cur) then
+    return chat.open({ context = chat.context_lines(cur, o.line1, o.line2) })
+  end
+  chat.toggle()
 end
 
 -- ---------------------------------------------------------------- completion
@@ -240,12 +313,25 @@ local function meta()
   return state.session_meta(state.active_session())
 end
 
+local function ids(field, learned)
+  local out = {}
+  for _, c in ipairs(M.choices(field)) do
+    out[#out + 1] = c.id
+  end
+  for _, v in ipairs(learned or {}) do
+    if not vim.tbl_contains(out, v) then
+      out[#out + 1] = v
+    end
+  end
+  return out
+end
+
 function M.complete_modes(lead)
-  return complete_from(meta().modes, lead)
+  return complete_from(ids("modes", meta().modes), lead)
 end
 
 function M.complete_models(lead)
-  return complete_from(meta().models, lead)
+  return complete_from(ids("models", meta().models), lead)
 end
 
 function M.complete_prompt(lead, line)
@@ -289,10 +375,10 @@ function M.register()
   end, { nargs = "?", complete = "dir", desc = "ACP: start a new session" })
   c("AcpMode", function(o)
     M.set_mode(o.args)
-  end, { nargs = 1, complete = M.complete_modes, desc = "ACP: set the session mode" })
+  end, { nargs = "?", complete = M.complete_modes, desc = "ACP: set the session mode (no argument: a picker)" })
   c("AcpModel", function(o)
     M.set_model(o.args)
-  end, { nargs = 1, complete = M.complete_models, desc = "ACP: set the session model" })
+  end, { nargs = "?", complete = M.complete_models, desc = "ACP: set the session model (no argument: a picker)" })
   c("AcpLog", function(o)
     if o.bang then
       vim.cmd.edit(vim.fn.fnameescape(vim.lsp.get_log_path()))
@@ -300,6 +386,12 @@ function M.register()
       log.open()
     end
   end, { nargs = 0, bang = true, desc = "ACP: sidecar messages (! opens the LSP log file)" })
+  c("AcpChat", function(o)
+    M.chat(o)
+  end, { nargs = 0, range = true, desc = "ACP: toggle the chat (with a range: add the lines as context)" })
+  c("AcpPermission", function()
+    require("acp_sidecar.review").answer_pending()
+  end, { nargs = 0, desc = "ACP: answer a waiting permission request" })
   c("AcpTranscript", function()
     transcript.open()
   end, { nargs = 0, desc = "ACP: open the transcript of the active session" })

@@ -9,7 +9,8 @@ M.defaults = {
   cmd = { "acp-sidecar" },
   -- Extra environment for the sidecar process.
   cmd_env = nil,
-  -- The agent: a command list ({"codex-acp"}) or a table {command = {...}, env = {...}}.
+  -- The agent: a command list ({"codex-acp"}), one string split like a shell
+  -- would ("codex-acp --foo"), or a table {command = ..., env = {...}}.
   -- nil: the sidecar's own choice (ACP_SIDECAR_AGENT, else the embedded demo agent).
   agent = nil,
   -- Merged into initializationOptions (see CONTRACT: permissions, rename, titles, notify).
@@ -38,6 +39,25 @@ M.defaults = {
     -- How :AcpTranscript opens it: a command such as "botright split", "vsplit", "tabnew".
     open_cmd = "botright split",
   },
+  chat = {
+    -- "split" or "float".
+    layout = "split",
+    -- The command that opens the split (the window gets the chat buffer).
+    split_cmd = "botright vsplit",
+    -- Width of the split: columns, or a fraction of the screen when below 1.
+    width = 0.4,
+    -- Size of the float (fractions of the screen) and its border.
+    float = { width = 0.8, height = 0.8, border = "rounded" },
+    -- Enter insert mode in the input area when the chat opens.
+    start_insert = false,
+    -- Tell (vim.notify) when an answer finishes while no chat window shows it.
+    notify_hidden = true,
+  },
+  -- Permission requests: the plugin asks with vim.ui.select and shows an
+  -- edit's diff for review (false: the sidecar's own dialog instead).
+  review = true,
+  -- Default key mappings (<leader>a...): see :help acp_sidecar-mappings.
+  keymaps = false,
   log = {
     -- Lines of window/logMessage and window/showMessage kept for :AcpLog.
     max_lines = 2000,
@@ -56,6 +76,7 @@ local function validate(opts)
     { "statusline", opts.statusline, "table" },
     { "transcript", opts.transcript, "table" },
     { "log", opts.log, "table" },
+    { "chat", opts.chat, "table" },
     { "start_timeout", opts.start_timeout, "number" },
     { "exit_timeout", opts.exit_timeout, "number" },
   }
@@ -64,8 +85,14 @@ local function validate(opts)
       error(("acp_sidecar.setup: option %s must be a %s, got %s"):format(c[1], c[3], type(c[2])))
     end
   end
-  if opts.agent ~= nil and type(opts.agent) ~= "table" then
-    error("acp_sidecar.setup: option agent must be a command list or {command=..., env=...}")
+  if opts.agent ~= nil and type(opts.agent) ~= "table" and type(opts.agent) ~= "string" then
+    error("acp_sidecar.setup: option agent must be a command string, a command list or {command=..., env=...}")
+  end
+  if type(opts.agent) == "string" and vim.trim(opts.agent) == "" then
+    error("acp_sidecar.setup: option agent must not be empty")
+  end
+  if opts.chat.layout ~= "split" and opts.chat.layout ~= "float" then
+    error('acp_sidecar.setup: option chat.layout must be "split" or "float"')
   end
   if opts.cmd_env ~= nil and type(opts.cmd_env) ~= "table" then
     error("acp_sidecar.setup: option cmd_env must be a table")
@@ -114,7 +141,10 @@ function M.init_options(opts)
   local agent = opts.agent
   if agent ~= nil then
     local a
-    if vim.islist(agent) then
+    if type(agent) == "string" then
+      -- The sidecar splits a command string like a shell would (as its --agent does).
+      a = { command = agent }
+    elseif vim.islist(agent) then
       a = { command = vim.deepcopy(agent) }
     else
       a = vim.deepcopy(agent)
@@ -122,6 +152,18 @@ function M.init_options(opts)
     init.agent = vim.tbl_deep_extend("force", init.agent or {}, a)
     if a.command then
       init.agent.command = a.command
+    end
+  end
+  -- The plugin shows the conversation (the chat) and asks permissions itself
+  -- (with a diff review): the sidecar must not open the document or a dialog.
+  init.transcript = init.transcript or {}
+  if init.transcript.showOnPrompt == nil then
+    init.transcript.showOnPrompt = false
+  end
+  if opts.review ~= false then
+    init.notify = init.notify or {}
+    if init.notify.permissionDialog == nil then
+      init.notify.permissionDialog = false
     end
   end
   return M.json_objects(init)

@@ -22,6 +22,7 @@ function M.status(_, params, ctx)
   local prev_sid = prev and prev.sessionId ~= vim.NIL and prev.sessionId or nil
   if sid ~= prev_sid then
     util.safe(transcript.on_active, sid)
+    util.safe(require("acp_sidecar.chat").on_active, sid)
   end
   statusline.changed(params)
 end
@@ -57,7 +58,36 @@ function M.turn(_, params)
   end
   state.set_turn(params)
   util.safe(transcript.on_turn, params)
+  util.safe(require("acp_sidecar.chat").on_turn, params)
   user_event("AcpTurn", params)
+end
+
+function M.permission(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  util.safe(require("acp_sidecar.review").on_permission, params)
+  user_event("AcpPermission", params)
+end
+
+--- workspace/applyEdit: the chat's own handling for its buffers (see
+--- chat.apply_edit), Neovim's default for everything else.
+function M.apply_edit(err, params, ctx)
+  local ok, res = pcall(require("acp_sidecar.chat").apply_edit, params, ctx)
+  if ok and res then
+    return res
+  elseif not ok then
+    return { applied = false, failureReason = tostring(res) }
+  end
+  -- Neovim's default handler, without its print of the edit's label: right
+  -- after a permission prompt that print stops at "Press ENTER" and the edit
+  -- waits for the key.
+  local c = vim.lsp.get_client_by_id(ctx.client_id)
+  if err or type(params) ~= "table" or not c then
+    return vim.lsp.handlers["workspace/applyEdit"](err, params, ctx)
+  end
+  local applied, reason = pcall(vim.lsp.util.apply_workspace_edit, params.edit, c.offset_encoding)
+  return { applied = applied, failureReason = not applied and tostring(reason) or nil }
 end
 
 function M.log_message(err, params, ctx)
@@ -83,6 +113,8 @@ function M.build()
     ["acp/sessionInfo"] = M.session_info,
     ["acp/sessionUpdate"] = M.session_update,
     ["acp/turn"] = M.turn,
+    ["acp/permission"] = M.permission,
+    ["workspace/applyEdit"] = M.apply_edit,
     ["window/logMessage"] = M.log_message,
     ["window/showMessage"] = M.show_message,
   }

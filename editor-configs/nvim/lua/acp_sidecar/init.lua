@@ -45,6 +45,7 @@ function M.setup(opts)
   })
 
   require("acp_sidecar.commands").register()
+  require("acp_sidecar.keymaps").setup(config.get().keymaps == true)
   vim.g.acp_sidecar_setup = true
 end
 
@@ -87,6 +88,11 @@ end
 
 function M.sessions(refresh)
   return require("acp_sidecar.commands").sessions(refresh)
+end
+
+--- Toggle the chat (opts: {context = lines, session_id = id, focus = bool}).
+function M.chat(opts)
+  return require("acp_sidecar.chat").toggle(opts)
 end
 
 function M.open_transcript()

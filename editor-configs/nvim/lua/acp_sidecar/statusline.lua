@@ -12,6 +12,16 @@ local state = require("acp_sidecar.state")
 
 local M = {}
 
+M.SPINNER = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
+local BUSY = { running = true, cancelling = true, waiting_permission = true }
+local frame = 1
+local timer = nil
+
+--- Is a turn running (the spinner turns)?
+function M.busy(status)
+  return type(status) == "table" and BUSY[status.state] == true
+end
+
 --- The visible text for a status object (pure: no escaping for the statusline).
 ---@param status table|nil acp/status params
 ---@param opts table|nil statusline options (max_length, prefix, format)
@@ -33,8 +43,13 @@ function M.render(status, opts)
     prefix = prefix .. " "
   end
   local out = prefix
+  if M.busy(status) then
+    out = out .. M.SPINNER[frame] .. " "
+  end
   if title ~= "" then
     out = out .. title
+  elseif type(status.sessionId) == "string" then
+    out = out .. "untitled"
   else
     out = out .. "no session"
   end
@@ -58,6 +73,27 @@ end
 
 --- Redraw statuslines and tell listeners (User AcpStatus) that the status changed.
 function M.changed(status)
+  if M.busy(status) and not timer then
+    timer = (vim.uv or vim.loop).new_timer()
+    timer:start(
+      100,
+      100,
+      vim.schedule_wrap(function()
+        if not timer then
+          return
+        end
+        if not M.busy(state.status) then
+          timer:stop()
+          timer:close()
+          timer = nil
+          frame = 1
+        else
+          frame = frame % #M.SPINNER + 1
+        end
+        pcall(vim.cmd, "redrawstatus!")
+      end)
+    )
+  end
   pcall(vim.cmd, "redrawstatus!")
   pcall(vim.api.nvim_exec_autocmds, "User", { pattern = "AcpStatus", modeline = false, data = status })
 end

@@ -1,0 +1,209 @@
+"""What a Neovim user sees: real Neovim 0.11 in tmux, started like `make demo` (the demo init,
+the plugin of this checkout, the sidecar and its demo agent), driven with keys, read with
+`capture-pane`. The chat is the sidecar's transcript document of the session."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tmux_nvim import TmuxNvim
+
+pytestmark = [pytest.mark.nvim, pytest.mark.editors]
+
+EDITED = "Edited by the acp-sidecar demo agent."
+
+
+@pytest.fixture
+def vim(tmp_path: Path) -> Iterator[TmuxNvim]:
+    editor = TmuxNvim(tmp_path)
+    try:
+        yield editor
+    finally:
+        editor.close()
+
+
+def chat_state(vim: TmuxNvim) -> dict:
+    """Where the cursor is, relative to the chat buffer, and what its input area holds."""
+    out = vim.lua(
+        "(function() local c = require('acp_sidecar.chat'); local b = vim.api.nvim_get_current_buf();"
+        " return { is_chat = c.is_chat(b), row = vim.api.nvim_win_get_cursor(0)[1],"
+        " count = vim.api.nvim_buf_line_count(b), mode = vim.api.nvim_get_mode().mode,"
+        " marker = (c.marker_row(b) or -2) + 1, input = c.input_text(b) } end)()"
+    )
+    return json.loads(out)
+
+
+def chat_text(vim: TmuxNvim) -> str:
+    return json.loads(
+        vim.lua(
+            "(function() local c = require('acp_sidecar.chat'); if not c.visible() then return '' end;"
+            " return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(c.win), 0, -1, false),"
+            " '\\n') end)()"
+        )
+    )
+
+
+def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cursor_stays(
+    vim: TmuxNvim,
+) -> None:
+    vim.start_demo("README.md")
+    # make demo: the chat is open next to README.md, on a new session, ending in the input area.
+    screen = vim.wait_screen(r"## Your prompt")
+    assert "<C-s> send" in screen and "ACP: untitled [idle]" in screen, screen
+    st = chat_state(vim)
+    assert st["is_chat"] and st["row"] == st["count"] == st["marker"] + 1, st
+
+    vim.keys("i")
+    vim.type("#chunks=700 #slow=15 stream please")
+    vim.keys("C-s")
+    vim.wait_screen(r"c3 c4 c5 ")
+    # Typing while the answer streams: nothing of it is disturbed, the cursor stays in the input area.
+    vim.type("my next question")
+    assert "c699" not in vim.screen()
+    # The answer is far longer than the window: the window follows it, the input area stays in view.
+    screen = vim.wait_screen(r"c5\d\d c5\d\d ")
+    assert "my next question" in screen and "c0 c1 c2" not in screen, screen
+    st = chat_state(vim)
+    assert st["mode"] == "i" and st["input"] == "my next question", st
+    assert st["row"] == st["count"] and st["row"] > st["marker"], st
+    screen = vim.wait_screen(r"Turn ended \(end_turn\)")
+    assert "c699" in screen and "my next question" in screen, screen
+    st = chat_state(vim)
+    assert st["input"] == "my next question" and st["row"] == st["count"], st
+    text = chat_text(vim)
+    assert text.count("#chunks=700 #slow=15 stream please") == 1, text
+
+    # The typed question goes out with <C-s> too; the input area empties.
+    vim.keys("C-s")
+    vim.wait(lambda: chat_text(vim).count("\n## You\n") == 2, "the second prompt in the chat")
+
+    vim.wait(lambda: chat_state(vim)["input"] == "", "the input area cleared")
+    vim.wait_screen(r"ACP: stream please \[idle\]")
+
+    # Cancel from the chat: <C-c> while a long answer streams.
+    vim.type("#chunks=2000 #slow=100 a long one")
+    vim.keys("Escape")
+    vim.keys("Enter")  # <CR> in normal mode in the input area sends
+    vim.wait_screen(r"c3 c4 ")
+    vim.wait_screen(r"ACP: . stream please \[running\]")  # the spinner turns in the statusline
+    vim.keys("C-c")
+    screen = vim.wait_screen(r"Cancelled \(cancelled\)")
+    assert "c1999" not in screen
+    vim.wait_screen(r"ACP: stream please \[idle\]")
+
+
+def test_an_edit_reviewed_as_a_diff_accepted_rejected_and_answered_later(vim: TmuxNvim) -> None:
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    # An unsaved change in README.md: the review shows it, the agent edits the buffer's text.
+    vim.keys("C-w", "h")
+    vim.keys("G", "o")
+    vim.type("unsaved line")
+    vim.keys("Escape")
+    vim.keys("C-w", "l")
+
+    def send(prompt: str) -> None:
+        vim.keys("G", "i")
+        vim.type(prompt)
+        vim.keys("C-s")
+
+    def readme_buffer() -> list[str]:
+        return json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+
+    disk = (vim.ws / "README.md").read_text()
+    send("#edit")
+    screen = vim.wait_screen(r"The agent asks: Edit README.md")
+    assert "current README.md" in screen and "proposed by the agent" in screen, screen
+    assert screen.count("unsaved line") == 2 and EDITED in screen, screen
+    assert "1: Allow" in screen and "3: Reject" in screen, screen
+    vim.type("1")
+    vim.keys("Enter")
+    vim.wait(lambda: readme_buffer()[-1] == EDITED, "the accepted edit in the buffer")
+    assert readme_buffer() == [
+        "# Practice repo",
+        "",
+        "A small file for the agent to read.",
+        "unsaved line",
+        "",
+        EDITED,
+    ]
+    assert (vim.ws / "README.md").read_text() == disk  # open in the editor: the buffer took it
+    vim.wait_screen(r"\[idle\]")
+    assert "proposed by the agent" not in vim.screen()  # the review closed
+
+    # Another one, rejected: the buffer stays.
+    vim.keys("C-w", "l")
+    send("#edit")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.type("3")
+    vim.keys("Enter")
+    vim.wait(lambda: "rejected" in chat_text(vim).lower(), "the rejection in the chat")
+    assert readme_buffer()[-1] == EDITED and readme_buffer().count(EDITED) == 1
+
+    # A third one, dismissed: it stays pending, the chat says so, gp answers it later.
+    vim.wait_screen(r"\[idle\]")
+    vim.keys("C-w", "l")
+    send("#edit")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.keys("Enter")  # an empty answer dismisses the prompt
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    vim.keys("q")  # close the review: later
+    screen = vim.wait_screen(r"permission request\(s\) waiting: gp to answer")
+    assert "[waiting_permission]" in screen, screen
+    assert readme_buffer().count(EDITED) == 1
+    vim.keys("g", "p")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.type("1")
+    vim.keys("Enter")
+    vim.wait(lambda: readme_buffer().count(EDITED) == 2, "the edit answered later in the buffer")
+    vim.wait_screen(r"\[idle\]")
+    # Saved by the user: the disk has both edits.
+    vim.keys(":wall", "Enter")
+    vim.wait(lambda: (vim.ws / "README.md").read_text().count(EDITED) == 2, "README.md written")
+
+
+def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> None:
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("i")
+    vim.type("#title First chat")
+    vim.keys("C-s")
+    vim.wait_screen(r"ACP: First chat \[idle\]")
+    vim.keys("Escape")
+    vim.keys(":AcpNew", "Enter")
+    # A new session: the chat follows it, empty, and the statusline says untitled.
+    vim.wait_screen(r"ACP: untitled \[idle\]")
+    vim.wait(lambda: "First chat" not in chat_text(vim), "the chat on the new session")
+    assert chat_state(vim)["is_chat"]
+    vim.keys("G", "i")
+    vim.type("#title Second chat")
+    vim.keys("C-s")
+    vim.wait_screen(r"ACP: Second chat \[idle\]")
+    vim.keys("Escape")
+    vim.keys("g", "s")
+    screen = vim.wait_screen(r"ACP sessions")
+    rows = [line for line in screen.splitlines() if " — " in line]
+    # Newest first, the active one marked, the workspace shown relative to ~, then when.
+    assert len(rows) == 2, rows
+    assert "● Second chat — ~/ws — 2" in rows[0], rows
+    assert "  First chat — ~/ws — 2" in rows[1], rows
+    number = rows[1].split(":")[0].strip()
+    vim.type(number)
+    vim.keys("Enter")
+    vim.wait_screen(r"ACP: First chat \[idle\]")
+    vim.wait(lambda: "#title First chat" in chat_text(vim), "the first chat's history in the chat")
+    screen = vim.screen()
+    assert "## You" in screen and "#title First chat" in screen, screen
+
+
+def test_help_opens_in_a_fresh_demo(vim: TmuxNvim) -> None:
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("Escape")
+    vim.keys(":help acp_sidecar", "Enter")
+    screen = vim.wait_screen(r"acp_sidecar\.txt")
+    assert "E149" not in screen and "Drive ACP coding agents from Neovim" in screen, screen
