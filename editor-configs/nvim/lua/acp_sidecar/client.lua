@@ -195,9 +195,11 @@ function M.exec(command, arg, cb)
     end
     -- One JSON object argument; {} would encode as an array.
     local params = { command = command, arguments = { config.json_objects(arg or {}) } }
+    -- No buffer: Neovim then sends the pending (debounced) changes of every buffer first, so an
+    -- agent prompted now reads what the user typed a moment ago in any buffer, not the last sync.
     local ok, sent = pcall(util.request, client, "workspace/executeCommand", params, function(err, result)
       cb(err, result)
-    end, vim.api.nvim_get_current_buf())
+    end)
     if not ok or sent == false then
       cb({ message = "could not send the request: " .. tostring(ok and "client stopped" or sent) }, nil)
     end
