@@ -50,3 +50,22 @@ def wait_gone(pids: set[int], timeout: float = 10.0) -> set[int]:
         time.sleep(0.05)
         left = {p for p in left if alive(p)}
     return left
+
+
+def marked_processes(marker: str, token: str) -> set[int]:
+    """Live processes whose environment carries `marker=token` (a test harness tags what it starts)."""
+    needle = f"{marker}={token}".encode()
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                environ = fh.read()
+            with open(f"/proc/{entry}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and needle in environ.split(b"\0"):
+            found.add(int(entry))
+    return found

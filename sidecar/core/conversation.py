@@ -150,13 +150,12 @@ class Conversations:
 
     def update(self, session: Session, update: JsonObj) -> None:
         conversation = self._of(session)
-        run = _TextRun.of(update)
+        run = _TextRun.of(update, conversation.renderer)
         if run is not None:
             last = conversation.operations[-1] if conversation.operations else None
             if isinstance(last, _TextRun) and last.joins(run):
                 last.parts.append(run.parts[0])  # not handed to the worker yet: still queued
                 return
-            run.renderer = conversation.renderer
             self._queue(conversation, run)
             return
         renderer = conversation.renderer
@@ -394,13 +393,13 @@ class _TextRun:
     100 000 chunks costs one renderer call per flush instead of 100 000 in the worker thread
     (which shares the interpreter with the relay)."""
 
+    renderer: Renderer
     kind: str
     message_id: str | None
     parts: list[str]
-    renderer: Renderer | None = None
 
     @classmethod
-    def of(cls, update: JsonObj) -> _TextRun | None:
+    def of(cls, update: JsonObj, renderer: Renderer) -> _TextRun | None:
         content = update.get("content")
         kind, message_id = update.get("sessionUpdate"), update.get("messageId")
         if (
@@ -413,13 +412,12 @@ class _TextRun:
             or not (message_id is None or isinstance(message_id, str))
         ):
             return None
-        return cls(kind, message_id, [content["text"]])
+        return cls(renderer, kind, message_id, [content["text"]])
 
     def joins(self, other: _TextRun) -> bool:
         return self.kind == other.kind and self.message_id == other.message_id
 
     def __call__(self) -> None:
-        assert self.renderer is not None
         update: JsonObj = {
             "sessionUpdate": self.kind,
             "content": {"type": "text", "text": "".join(self.parts)},

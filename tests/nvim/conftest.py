@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from nvim_harness import NvimEnv, find_nvim, find_sidecar
+from tmux_nvim import TmuxNvim
 
 
 @pytest.fixture
@@ -34,3 +35,13 @@ def nvim_env(tmp_path: Path, nvim_bin: str, sidecar_bin: str) -> Iterator[NvimEn
         yield env
     finally:
         env.cleanup()
+
+
+@pytest.fixture
+def vim(tmp_path: Path) -> Iterator[TmuxNvim]:
+    """Neovim in tmux, started like `make demo`, always torn down."""
+    editor = TmuxNvim(tmp_path)
+    try:
+        yield editor
+    finally:
+        editor.close()

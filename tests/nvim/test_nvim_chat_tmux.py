@@ -5,8 +5,6 @@ the plugin of this checkout, the sidecar and its demo agent), driven with keys, 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from tmux_nvim import TmuxNvim
@@ -14,15 +12,6 @@ from tmux_nvim import TmuxNvim
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 EDITED = "Edited by the acp-sidecar demo agent."
-
-
-@pytest.fixture
-def vim(tmp_path: Path) -> Iterator[TmuxNvim]:
-    editor = TmuxNvim(tmp_path)
-    try:
-        yield editor
-    finally:
-        editor.close()
 
 
 def chat_state(vim: TmuxNvim) -> dict:

@@ -7,7 +7,6 @@ tags are shipped: no :helptags needed), and the chat answers a prompt."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,15 +34,6 @@ require("acp_sidecar").setup({})
 vim.o.laststatus = 2
 vim.o.statusline = "%f %m%=%{%v:lua.require'acp_sidecar'.statusline()%} %l:%c"
 """
-
-
-@pytest.fixture
-def vim(tmp_path: Path) -> Iterator[TmuxNvim]:
-    editor = TmuxNvim(tmp_path)
-    try:
-        yield editor
-    finally:
-        editor.close()
 
 
 def help_and_chat(vim: TmuxNvim) -> None:

@@ -24,25 +24,14 @@ from pathlib import Path
 
 from nvim_harness import PLUGIN, REPO, find_nvim, find_sidecar
 
+from tests import procs
+
 MARKER = "ACP_SIDECAR_NVIM_TMUX_TEST"
 
 
 def marked_processes(token: str) -> set[int]:
-    needle = f"{MARKER}={token}".encode()
-    found: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-            with open(f"/proc/{entry}/stat") as fh:
-                st = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if st != "Z" and needle in environ.split(b"\0"):
-            found.add(int(entry))
-    return found
+    """Live processes this harness started (their environment carries its marker)."""
+    return procs.marked_processes(MARKER, token)
 
 
 class TmuxNvim:

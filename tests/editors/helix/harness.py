@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
+from tests import procs
 from tests.editors.helix.lsp_log import LspLog
 from tools.provision import SETUP_HINT, cache_dir
 from tools.provision import helix as provision_helix
@@ -83,22 +84,8 @@ def generated_snippet(hx: str, sidecar: str) -> str:
 
 
 def marked_processes(token: str) -> set[int]:
-    """Live processes whose environment carries this harness's marker."""
-    needle = f"{MARKER}={token}".encode()
-    found: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                environ = fh.read()
-            with open(f"/proc/{entry}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and needle in environ.split(b"\0"):
-            found.add(int(entry))
-    return found
+    """Live processes this harness started (their environment carries its marker)."""
+    return procs.marked_processes(MARKER, token)
 
 
 def describe(pids: Iterable[int]) -> str:

@@ -429,15 +429,7 @@ function M.send(b)
     util.notify("write your prompt below the line, then <C-s>")
     return
   end
-  client.exec("acp.prompt", { uri = c.uri }, function(err, result)
-    if err then
-      util.notify("acp.prompt: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
-    if type(result) == "table" and tonumber(result.position) and tonumber(result.position) > 0 then
-      util.notify(("prompt queued (position %d)"):format(result.position))
-    end
-  end)
+  client.exec("acp.prompt", { uri = c.uri }, util.report_prompt)
 end
 
 function M.cancel(b)

@@ -75,13 +75,7 @@ function M.prompt(text, ctx)
   transcript.prompt_sent()
   client.exec("acp.prompt", arg, function(err, result)
     transcript.prompt_answered(text, not err and result or nil)
-    if err then
-      notify_err("acp.prompt")(err)
-      return
-    end
-    if type(result) == "table" and tonumber(result.position) and tonumber(result.position) > 0 then
-      util.notify(("prompt queued (position %d)"):format(result.position))
-    end
+    util.report_prompt(err, result)
   end)
   if config.get().transcript.open_on_prompt then
     local cur = vim.api.nvim_get_current_win()

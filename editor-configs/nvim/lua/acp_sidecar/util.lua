@@ -96,4 +96,17 @@ function M.safe(fn, ...)
   end
 end
 
+--- Says what an `acp.prompt` answer means to the user: its error, or its place in the queue.
+--- Returns true when the prompt was taken.
+function M.report_prompt(err, result)
+  if err then
+    M.notify("acp.prompt: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    return false
+  end
+  if type(result) == "table" and tonumber(result.position) and tonumber(result.position) > 0 then
+    M.notify(("prompt queued (position %d)"):format(result.position))
+  end
+  return true
+end
+
 return M
