@@ -192,9 +192,9 @@ class Conversations:
         update = {"sessionUpdate": "config_option_update", "configOptions": options}
         self._queue(self._of(session), lambda: _render(renderer.update, update))
 
-    def title_changed(self, info: JsonObj) -> None:
+    def title_changed(self, info: JsonObj, *, held_only: bool = False) -> None:
         """A session's title changed: the document's header follows (documents of sessions this
-        process has not opened are retitled only when they exist)."""
+        process has not opened are retitled only when they exist, and not when `held_only`)."""
         session_id, title = info.get("sessionId"), info.get("title")
         if not isinstance(session_id, str) or not (title is None or isinstance(title, str)):
             return
@@ -204,7 +204,7 @@ class Conversations:
             self._queue(conversation, lambda: self.store.set_title(agent, session_id, title))
             return
         agent = self._agent_key()
-        if self._stopping:
+        if self._stopping or held_only:
             return
 
         def retitle_existing() -> DocumentChange | None:
@@ -455,6 +455,13 @@ class TitleRelay:
     def on_session_info(self, info: JsonObj) -> None:
         self._events.on_session_info(info)
         self._conversations.title_changed(info)
+
+    def on_session_info_elsewhere(self, info: JsonObj) -> None:
+        # The sidecar that saved it retitled the document; ours follows only where we hold one.
+        # (Every sidecar on the state dir retitling every other one's documents made each
+        # title change cost N document rewrites and lock waits.)
+        self._events.on_session_info(info)
+        self._conversations.title_changed(info, held_only=True)
 
     def on_log(self, level: str, message: str) -> None:
         self._events.on_log(level, message)

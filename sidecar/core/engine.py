@@ -44,6 +44,8 @@ __all__ = [
 
 JsonObj = dict[str, Any]
 
+SAVE_BEFORE_STOP_WAIT = 3.0  # seconds for the titles' pending writes at shutdown, before the agent stops
+
 
 class Engine:
     def __init__(
@@ -55,6 +57,7 @@ class Engine:
     ) -> None:
         self.options = options
         self.listener = listener
+        self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
         self._tasks = OwnedTasks("engine", self._task_failed)
         self._status = StatusReporter(listener, self._status_snapshot)
         self.supervisor = AgentSupervisor(
@@ -160,17 +163,28 @@ class Engine:
             return
         self.supervisor.closed = True
         self.conversations.stop_flushing()
+        self.shutdown_step = "cancelling turns"
         for session in self.registry.by_id.values():
             self.turns.fail_queued(session, "the sidecar is shutting down")
             if session.current is not None and session.current.in_flight:
                 await self.supervisor.send_cancel(session.session_id)
+        # Titles known now reach the disk before the agent is asked to stop: stopping it may use
+        # up the time the editor gives us, and a title the user saw must survive that.
+        self.shutdown_step = "saving titles"
+        await self.titles.save_pending(SAVE_BEFORE_STOP_WAIT)
+        self.shutdown_step = "closing the agent's sessions"
         await self.supervisor.close_sessions(self.registry.attached_ids())
+        self.shutdown_step = "stopping the agent"
         await self.supervisor.stop(grace=1.0)
+        self.shutdown_step = "stopping background tasks"
         await self._tasks.aclose()
         for session in self.registry.by_id.values():
             self.turns.end_current(session, "shutdown")
+        self.shutdown_step = "closing the title cache"
         await self.titles.aclose()  # its last title changes go to the documents too
+        self.shutdown_step = "writing the transcripts"
         await self.conversations.aclose()
+        self.shutdown_step = "done"
 
     def kill_agent_now(self) -> None:
         self.supervisor.kill_now()

@@ -66,6 +66,8 @@ class TitleEvents(Protocol):
     """What titling tells the editor side."""
 
     def on_session_info(self, info: JsonObj) -> None: ...
+    # A title another sidecar saved (that sidecar also wrote it into the documents).
+    def on_session_info_elsewhere(self, info: JsonObj) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
 
@@ -127,6 +129,13 @@ class Titling:
         if not store.in_memory:
             watch = StoreWatch(store, self._in_store, lambda: self.key, self._changed_elsewhere)
             self._spawn(watch.run(), "titles-watch")
+
+    async def save_pending(self, timeout: float) -> None:
+        """Land every queued or failed write now (bounded); the store stays open for more."""
+        try:
+            await self.writes.flush(timeout)
+        except Exception as exc:  # the final flush in `aclose` tries again
+            log.warning("saving titles at shutdown: %r", exc)
 
     async def aclose(self) -> None:
         for timer in self._timers.values():
@@ -218,7 +227,7 @@ class Titling:
             shown = self.writes.shown.get(sid)
             self.writes.saved(rec)
             if shown is None or shown.to_session_info() != rec.to_session_info():
-                self._events.on_session_info(rec.to_session_info())
+                self._events.on_session_info_elsewhere(rec.to_session_info())
                 told = True
         if told:
             self._emit_status()

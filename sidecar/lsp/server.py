@@ -272,7 +272,9 @@ class AcpLanguageServer(LanguageServer):
                 try:
                     await asyncio.wait_for(self.engine.shutdown(), ENGINE_STOP_WAIT)
                 except Exception as exc:
-                    log.warning("stopping the engine: %r; killing the agent", exc)
+                    log.warning(
+                        "stopping the engine: %r while %s; killing the agent", exc, self.engine.shutdown_step
+                    )
                     self.kill_agent_now()
             self.stopping = True
             self.notifier.close()

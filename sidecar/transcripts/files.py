@@ -7,11 +7,10 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["Locked", "locked_file", "private_dir", "read_all", "read_shared", "write_all"]
+__all__ = ["Locked", "locked_file", "private_dir", "read_all", "read_shared", "temp_path", "write_all"]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -52,6 +51,12 @@ def _open_private(path: Path) -> int:
     return fd
 
 
+def temp_path(path: Path) -> Path:
+    """Where a whole rewrite of `path` is prepared: one fixed name, so a leftover of a killed
+    writer is found without listing the directory (it holds every session's documents)."""
+    return path.with_name(f".{path.name}.tmp")
+
+
 class Locked:
     """A document open under an exclusive lock; see :func:`locked_file`."""
 
@@ -64,7 +69,11 @@ class Locked:
     def replace(self, data: bytes) -> None:
         """Replace the file atomically by a new one (temp file + rename) and keep holding the lock,
         now on the new file too: whoever opens the path next waits for us."""
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        temp = temp_path(self.path)
+        # Under the document's lock nobody else rewrites it: a file there is a killed writer's.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
         try:
             os.fchmod(fd, FILE_MODE)
             fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows the file yet: never blocks

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .document import PROMPT_AREA, header_text, separator_for, title_line
 from .elements import HEADINGS
-from .files import Locked, locked_file, private_dir, read_all, read_shared, write_all
+from .files import Locked, locked_file, private_dir, read_all, read_shared, temp_path, write_all
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
@@ -308,13 +308,9 @@ class _Open:
 
     def _remove_stale_temp_files(self) -> None:
         """A writer killed during a rewrite leaves its temp file. Under the document's lock no
-        rewrite of it is under way, so any temp file of this document is such a leftover."""
-        prefix = f".{self.path.name}."
-        with os.scandir(self.path.parent) as entries:
-            for entry in entries:
-                if entry.name.startswith(prefix) and entry.name.endswith(".tmp"):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(entry.path)
+        rewrite of it is under way, so a temp file of this document is such a leftover."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_path(self.path))
 
     # -- writing
 

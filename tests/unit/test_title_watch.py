@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,51 @@ async def test_another_sidecars_change_reaches_the_editor_and_the_status(
     assert record_now is not None and record_now.title == "From elsewhere"
 
 
+async def test_documents_follow_another_sidecars_title_only_where_this_one_holds_them(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
+) -> None:
+    """The sidecar that saved a title retitles the documents; the others follow only in the
+    documents of sessions they hold (all of them rewriting every document made each title change
+    cost one rewrite and lock wait per sidecar on the state dir)."""
+    held = await engine.new_session(str(workspace))
+    await until(lambda: engine.titles.record(held) is not None and not engine.titles.writes.busy(held))
+    store = engine.conversations.store
+    # A session another sidecar runs: its document and its title record exist.
+    store.ensure(engine.agent_key, "elsewhere", "Old title")
+    with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
+        other.put(
+            TitleRecord(
+                agent=engine.agent_key,
+                session_id="elsewhere",
+                cwd=str(workspace),
+                title="Old title",
+                title_source=TitleSource.AGENT,
+                changed_at=1.0,
+            )
+        )
+    await until(lambda: any(i["sessionId"] == "elsewhere" for i in recorder.of("info")), timeout=10)
+    before = store.path(engine.agent_key, "elsewhere").stat()
+    with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
+        for sid in (held, "elsewhere"):
+            other.update(
+                engine.agent_key,
+                sid,
+                lambda r, sid=sid: apply_user_title(r, "New title", agent=A, session_id=sid, now=9.0),
+            )
+    await until(
+        lambda: (
+            {i["sessionId"] for i in recorder.of("info") if i["title"] == "New title"} == {held, "elsewhere"}
+        ),
+        timeout=10,
+        what="both changes shown to the editor",
+    )
+    await until(lambda: "# New title\n" in (store.read(engine.agent_key, held) or ""), timeout=10)
+    await engine.shutdown()  # whatever was queued is written by now
+    after = store.path(engine.agent_key, "elsewhere").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert "# Old title\n" in (store.read(engine.agent_key, "elsewhere") or "")
+
+
 async def test_a_failing_store_is_retried_and_reported_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -114,3 +160,31 @@ async def test_a_failing_store_is_retried_and_reported_once(
     assert [r.title for r in seen[0]] == ["After the outage"]
     warnings = [r for r in caplog.records if "disk on fire" in r.getMessage()]
     assert len(warnings) == 1, warnings
+
+
+async def test_shutdown_saves_the_titles_before_it_stops_the_agent(
+    engine: Engine, agents: FakeAgents, tmp_path: Path
+) -> None:
+    """Stopping the agent may use up the time the editor gives the sidecar to exit; a title the
+    editor was shown (here: while the disk refused it) must be on disk before that begins."""
+    sid = await engine.new_session(str(tmp_path))
+    db = tmp_path / "state" / "titles.sqlite3"
+    await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TRIGGER no BEFORE UPDATE ON titles BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    await agents.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Kept at exit"})
+    await until(lambda: sid in engine.titles.writes.dirty, timeout=10, what="the refused write")
+    with sqlite3.connect(db) as conn:
+        conn.execute("DROP TRIGGER no")
+    stored_when_stopping: list[str | None] = []
+    stop = engine.supervisor.stop
+
+    async def stop_and_look(grace: float) -> None:
+        with TitleStore(db) as look:
+            record = look.get(engine.agent_key, sid)
+        stored_when_stopping.append(record.title if record else None)
+        await stop(grace=grace)
+
+    engine.supervisor.stop = stop_and_look  # type: ignore[method-assign]
+    await engine.shutdown()
+    assert stored_when_stopping == ["Kept at exit"]
