@@ -23,6 +23,7 @@ from .options import EngineOptions
 from .permissions import Permissions
 from .ports import AgentConnection, AgentConnector, EditorFiles, EngineListener
 from .prompts import PromptContext, prompt_blocks, rename_prompt
+from .reviewed_edits import ReviewedEdits
 from .session import PermissionRequest, Session
 from .session_config import SessionConfig
 from .sessions import Sessions
@@ -95,7 +96,11 @@ class Engine:
             self.emit_status,
             self.conversations,
         )
-        self.permissions = Permissions(options.permissions, self.registry.by_id, listener, self.emit_status)
+        # Edits the user changed in review before allowing them: written instead of the agent's.
+        self.reviewed = ReviewedEdits(listener.on_error)
+        self.permissions = Permissions(
+            options.permissions, self.registry.by_id, listener, self.emit_status, self.reviewed
+        )
         self.turns = TurnQueue(
             options,
             listener,
@@ -109,7 +114,7 @@ class Engine:
             on_sent=self.conversations.prompt_sent,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, self.emit_status)
-        self.fs = FileService(self.registry.by_id, files)
+        self.fs = FileService(self.registry.by_id, files, self.reviewed)
 
     # ================================================================== wiring
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
@@ -133,6 +138,7 @@ class Engine:
 
     def _turn_ended(self, session: Session, turn: Turn) -> None:
         self.conversations.turn_ended(session, turn)
+        self.reviewed.turn_ended(session.session_id)
         if turn.kind is TurnKind.RENAME:
             self.titles.rename_turn_ended(session, turn)
 
@@ -308,8 +314,8 @@ class Engine:
     def pending_permissions(self) -> list[PermissionRequest]:
         return self.permissions.pending()
 
-    def respond_permission(self, request_id: object, option_id: object | None) -> None:
-        self.permissions.respond(request_id, option_id)
+    def respond_permission(self, request_id: object, option_id: object | None, edits: object = None) -> None:
+        self.permissions.respond(request_id, option_id, edits)
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         return self.fs.tool_call_diffs(session_id, tool_call_id)
@@ -320,6 +326,8 @@ class Engine:
     # ================================================================== ACP client handler
     async def on_session_update(self, params: JsonObj) -> None:
         self.registry.on_update(params)
+        if isinstance(update := params.get("update"), dict):
+            self.reviewed.tool_call_ended(str(params.get("sessionId")), update)
 
     async def request_permission(self, params: JsonObj) -> JsonObj:
         return await self.permissions.request(params)

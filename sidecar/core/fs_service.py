@@ -17,15 +17,17 @@ from .errors import SidecarError
 from .file_ops import FileOps
 from .files import read_text, resolve_inside, window, write_text
 from .ports import EditorFiles
+from .reviewed_edits import ReviewedEdits
 from .session import Session
 
 JsonObj = dict[str, Any]
 
 
 class FileService:
-    def __init__(self, sessions: Mapping[str, Session], files: EditorFiles) -> None:
+    def __init__(self, sessions: Mapping[str, Session], files: EditorFiles, reviewed: ReviewedEdits) -> None:
         self._sessions = sessions
         self._files = files
+        self._reviewed = reviewed
         self._ops = FileOps()
 
     def _session_for_fs(self, params: JsonObj) -> Session:
@@ -50,6 +52,9 @@ class FileService:
         content = params.get("content")
         if not isinstance(content, str):
             raise errors.invalid("content must be a string")
+        reviewed = self._reviewed.take(session.session_id, path)
+        if reviewed is not None:
+            content = reviewed  # the user changed the agent's proposal before allowing it
         if not await self._files.write_via_editor(path, content):
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}

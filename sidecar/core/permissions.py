@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
+from .reviewed_edits import ReviewedEdits
 from .session import PermissionRequest, Session
 from .turns import TurnState
 
@@ -32,8 +33,10 @@ class Permissions:
         sessions: Mapping[str, Session],
         asker: PermissionAsker,
         emit_status: Callable[[], None],
+        reviewed: ReviewedEdits,
     ) -> None:
         self.policy = policy  # ask | allow_reads | reject
+        self._reviewed = reviewed
         self._sessions = sessions
         self._asker = asker
         self._emit_status = emit_status
@@ -81,8 +84,9 @@ class Permissions:
     def pending(self) -> list[PermissionRequest]:
         return [p for s in self._sessions.values() for p in s.permissions.values()]
 
-    def respond(self, request_id: object, option_id: object | None) -> None:
-        """Answer a pending request; option None means the user dismissed it (= reject)."""
+    def respond(self, request_id: object, option_id: object | None, edits: object = None) -> None:
+        """Answer a pending request; option None means the user dismissed it (= reject).
+        `edits`: with an allow option, the text the user settled on for each file (`ReviewedEdits`)."""
         if not isinstance(request_id, str):
             raise errors.invalid("requestId must be a string")
         request = next((p for p in self.pending() if p.request_id == request_id), None)
@@ -93,9 +97,19 @@ class Permissions:
         if option_id is None:
             request.resolve(reject_outcome(request))
             return
-        if not isinstance(option_id, str) or request.option(option_id) is None:
+        option = request.option(option_id) if isinstance(option_id, str) else None
+        if option is None:
             ids = ", ".join(str(o.get("optionId")) for o in request.options)
             raise errors.invalid(f"unknown optionId {option_id!r:.80}; choose one of: {ids}")
+        if edits is not None:
+            if option.get("kind") not in ("allow_once", "allow_always"):
+                raise errors.invalid(
+                    "edits go with an option that allows the edit (allow_once, allow_always)"
+                )
+            session = self._sessions[request.session_id]
+            parsed = ReviewedEdits.parse(edits, session.roots)
+            call_id = request.tool_call.get("toolCallId")
+            self._reviewed.keep(session.session_id, call_id if isinstance(call_id, str) else None, parsed)
         request.resolve({"outcome": "selected", "optionId": option_id})
 
     @staticmethod

@@ -20,6 +20,7 @@ CAP_TOKENS = {
 }
 RENAME_MODES = {"confirm", "ignore", "other", "slow"}
 CRASH_POINTS = {"", "startup", "initialize"}
+DIFF_STYLES = {"whole", "snippet"}
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Settings:
     list_loop: bool = False
     rename: str = "confirm"
     crash_at: str = ""
+    diffs: str = "whole"  # whole | snippet (only the changed part, as claude-agent-acp's Edit)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -55,6 +57,10 @@ class Settings:
         settings.crash_at = env.get("ACP_DEMO_CRASH_AT", "").strip().lower()
         if settings.crash_at not in CRASH_POINTS:
             log(f"ACP_DEMO_CRASH_AT: unknown value {settings.crash_at!r} ignored")
+        settings.diffs = env.get("ACP_DEMO_DIFFS", "whole").strip().lower() or "whole"
+        if settings.diffs not in DIFF_STYLES:
+            log(f"ACP_DEMO_DIFFS: unknown value {settings.diffs!r}, using whole")
+            settings.diffs = "whole"
         return settings
 
     def has(self, cap: str) -> bool:

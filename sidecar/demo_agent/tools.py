@@ -241,6 +241,11 @@ async def edit(turn: Turn) -> str:
             turn.chunk(f"I could not read {name}: {message}.", message_id=message_id)
             return "end_turn"
     new = EDIT_LINE if old is None else f"{old}\n{EDIT_LINE}"
+    diff_old, diff_new = old, new
+    if old is not None and turn.agent.settings.diffs == "snippet":
+        # Only the changed part: from the last line with text to the end, and that plus the line.
+        start = old.rstrip("\n").rfind("\n") + 1
+        diff_old, diff_new = old[start:], f"{old[start:]}\n{EDIT_LINE}"
     tool_id = turn.new_id("edit")
     tool_call: JsonObject = {
         "toolCallId": tool_id,
@@ -248,7 +253,7 @@ async def edit(turn: Turn) -> str:
         "name": WRITE_TOOL,
         "kind": "edit",
         "status": "pending",
-        "content": [{"type": "diff", "path": target, "oldText": old, "newText": new}],
+        "content": [{"type": "diff", "path": target, "oldText": diff_old, "newText": diff_new}],
         "locations": [{"path": target}],
     }
     turn.update({"sessionUpdate": "tool_call", **tool_call})

@@ -117,6 +117,7 @@ class EditApply:
 class PermissionRespond:
     request_id: str | None = attrs.field(default=None, alias="requestId", metadata=STRING)
     option_id: NonEmptyStr | None = attrs.field(default=None, alias="optionId", metadata=NON_EMPTY)
+    edits: Any = None  # [{path, text}]: checked by the engine (paths against the session's roots)
 
 
 @attrs.frozen

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..core.diff_apply import by_path
 from .progress import tool_label
 
 if TYPE_CHECKING:
@@ -103,8 +104,10 @@ async def _edit_actions(
         title = ls.clean(label, 80)
         preview = None
         caps = ls.caps
-        if caps.code_action_literals and len(diffs) == 1:
-            preview = await files.diff_edit(diffs[0])
+        files_changed = by_path(diffs)
+        if caps.code_action_literals and len(files_changed) == 1:
+            [(path, group)] = files_changed.items()
+            preview = (await files.diff_edit(path, group))[1]
         actions.append(
             types.CodeAction(
                 title=f"Apply agent edit: {title}",

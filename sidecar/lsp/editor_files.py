@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..core.diff_apply import Fit, apply_diffs, by_path
 from ..core.errors import SidecarError
 from ..core.files import read_text_if_exists
 from .edits import whole_file_edit
@@ -119,28 +121,32 @@ class EditorFiles:
             raise EditFailed(f"the editor rejected the edit{': ' + reason if reason else ''}")
 
     # ------------------------------------------------------------------ agent diffs
-    async def diff_edit(self, diff: JsonObj) -> types.WorkspaceEdit | None:
-        """The WorkspaceEdit that writes a diff's newText over the current file (open buffer first)."""
-        new_text = diff.get("newText")
-        if not isinstance(new_text, str):
-            return None
+    async def diff_edit(
+        self, path: str, diffs: Sequence[Mapping[str, Any]]
+    ) -> tuple[Fit, types.WorkspaceEdit | None]:
+        """How a tool call's diffs of one file fit its current text (open buffer first), and the
+        WorkspaceEdit that writes the result when they apply (`core.diff_apply`)."""
+        uri, current = await self.current(Path(path))
+        proposal = apply_diffs(current, diffs)
+        if proposal.fit is not Fit.APPLIES or proposal.text is None:
+            return proposal.fit, None
         caps = self.port.caps
-        uri, current = await self.current(Path(str(diff.get("path"))))
-        return whole_file_edit(
+        edit = whole_file_edit(
             uri,
             current,
-            new_text,
+            proposal.text,
             self.port.workspace,
             document_changes=caps.document_changes,
             create_ok=caps.create_files,
         )
+        return proposal.fit, edit
 
     async def apply_diffs(self, diffs: list[JsonObj]) -> bool:
-        """Apply each diff not applied yet; False when one cannot be expressed or is rejected."""
-        for diff in diffs:
-            if (await self.current(Path(str(diff.get("path")))))[1] == diff.get("newText"):
-                continue  # already applied (e.g. by the code action's own edit preview)
-            edit = await self.diff_edit(diff)
+        """Apply each file's diffs not applied yet; False when one does not fit or is rejected."""
+        for path, group in by_path(diffs).items():
+            fit, edit = await self.diff_edit(path, group)
+            if fit is Fit.APPLIED:
+                continue  # e.g. the agent wrote it, or the code action's own edit did
             if edit is None:
                 return False
             try:

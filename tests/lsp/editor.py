@@ -218,6 +218,20 @@ class Editor:
         return admitted, end
 
     # ------------------------------------------------------------------ documents
+    async def code_actions(self, uri: str, line: int = 0, end_character: int = 0) -> list[types.CodeAction]:
+        """The code actions on `uri` at line `line` (a selection up to `end_character`)."""
+        found = await self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=types.Range(
+                    start=types.Position(line=line, character=0),
+                    end=types.Position(line=line, character=end_character),
+                ),
+                context=types.CodeActionContext(diagnostics=[]),
+            )
+        )
+        return [a for a in found or [] if isinstance(a, types.CodeAction)]
+
     def open(self, path: Path, text: str | None = None, language: str = "plaintext") -> str:
         uri = path.as_uri()
         content = path.read_text() if text is None else text

@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from tests.lsp.editor import PROFILES, Editor, open_editor
+from tests.lsp.test_commands import expect_error
 
 SCRIPTED = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
 SCRIPTED_ARGS = ["--agent", f"{sys.executable} {SCRIPTED}"]
@@ -178,15 +179,7 @@ async def test_permission_by_code_action_on_helix(workspace: Path, state_dir: Pa
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
         assert not ed.message_requests, "Helix 25.07 has no showMessageRequest"
         await ed.wait_message(lambda m: "permission" in m and "acp.permission.respond" in m)
-        actions = await ed.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(
-                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-                ),
-                context=types.CodeActionContext(diagnostics=[]),
-            )
-        )
+        actions = await ed.code_actions(uri)
         permission = [a for a in actions or [] if a.command and a.command.command == "acp.permission.respond"]
         assert [a.command.arguments[0]["optionId"] for a in permission] == ["yes", "no"]
         chosen = permission[1].command
@@ -246,15 +239,7 @@ async def test_demo_edit_allowed_and_apply_code_action(
         uri = ed.open(readme)
         admitted = await ed.command("acp.prompt", "#edit add a line")
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
-        actions = await ed.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(
-                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)
-                ),
-                context=types.CodeActionContext(diagnostics=[]),
-            )
-        )
+        actions = await ed.code_actions(uri, end_character=3)
         titles = [a.title for a in actions or []]
         assert "Ask agent about selection" in titles
         apply = next(a for a in actions or [] if a.title.startswith("Apply agent edit: "))
@@ -272,6 +257,93 @@ async def test_demo_edit_allowed_and_apply_code_action(
         end = await ed.wait_turn_end(admitted["turnId"])
         assert end["stopReason"] == "end_turn"
         ed.hold_message_requests = False
+
+
+async def test_a_snippet_diff_is_applied_into_the_file_not_over_it(workspace: Path, state_dir: Path) -> None:
+    """claude-agent-acp sends an Edit's diff as only the changed part: applying it (code action,
+    `acp.edit.apply`) changes that part of the file; writing it over the file would lose the rest."""
+    async with open_editor("neovim", workspace, state_dir, env={"ACP_DEMO_DIFFS": "snippet"}) as ed:
+        ed.hold_message_requests = True  # the permission waits for this test, not the dialog
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        before = readme.read_text()
+        uri = ed.open(readme)
+        admitted = await ed.command("acp.prompt", "#edit add a line")
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending")
+        [diff] = [c for c in pending["toolCall"]["content"] if c["type"] == "diff"]
+        assert diff["oldText"] == "Line four.\n" and diff["newText"].startswith("Line four.\n\nEdited by")
+        actions = await ed.code_actions(uri)
+        apply = next(a for a in actions or [] if a.title.startswith("Apply agent edit: "))
+        assert apply.edit is not None and _applied_text(types.ApplyWorkspaceEditParams(edit=apply.edit)) == (
+            before + "\nEdited by the acp-sidecar demo agent.\n"
+        )
+        assert apply.command is not None
+        assert await ed.command("acp.edit.apply", *apply.command.arguments) == {"applied": True}
+        assert _applied_text(ed.applied_edits[-1]) == before + "\nEdited by the acp-sidecar demo agent.\n"
+        await ed.command(
+            "acp.permission.respond", {"requestId": pending["requestId"], "optionId": "allow-once"}
+        )
+        end = await ed.wait_turn_end(admitted["turnId"])
+        assert end["stopReason"] == "end_turn"
+        # The agent's own write landed the same text: applying again changes nothing.
+        assert await ed.command("acp.edit.apply", *apply.command.arguments) == {"applied": True}
+
+
+async def test_an_edit_changed_in_review_is_written_as_the_user_left_it(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """`acp.permission.respond` with `edits`: the agent's write of that file lands the user's text;
+    a reviewed file the agent never writes is said to be not applied; bad `edits` are refused."""
+    async with open_editor("vscode", workspace, state_dir) as ed:
+        ed.hold_message_requests = True
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        before = readme.read_text()
+        ed.open(readme)
+        mine = before + "Reviewed, and written my way.\n"
+
+        async def ask_edit() -> tuple[dict[str, Any], dict[str, Any]]:
+            admitted = await ed.command("acp.prompt", "#edit add a line")
+            pending = await ed.wait_for(
+                "acp/permission", lambda p: p["state"] == "pending" and p["turnId"] == admitted["turnId"]
+            )
+            return admitted, pending
+
+        admitted, pending = await ask_edit()
+        rid = pending["requestId"]
+        outside = str(tmp_path / "elsewhere.txt")
+        for bad, why in (
+            ({"optionId": "reject-once", "edits": [{"path": str(readme), "text": mine}]}, "allows the edit"),
+            ({"optionId": "allow-once", "edits": [{"path": outside, "text": "x"}]}, "outside"),
+            ({"optionId": "allow-once", "edits": [{"path": str(readme)}]}, "edits[0]"),
+            ({"optionId": "allow-once", "edits": []}, "edits must be"),
+        ):
+            err = (await expect_error(ed, "acp.permission.respond", {"requestId": rid, **bad})).message
+            assert why in err, err
+        assert not (tmp_path / "elsewhere.txt").exists()
+        await ed.command(
+            "acp.permission.respond",
+            {"requestId": rid, "optionId": "allow-once", "edits": [{"path": str(readme), "text": mine}]},
+        )
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        assert _applied_text(ed.applied_edits[-1]) == mine
+        assert "Edited by the acp-sidecar demo agent" not in _applied_text(ed.applied_edits[-1])
+
+        # A reviewed file the agent does not write: said, and not kept for a later write.
+        admitted, pending = await ask_edit()
+        app = workspace / "src" / "app.py"
+        await ed.command(
+            "acp.permission.respond",
+            {
+                "requestId": pending["requestId"],
+                "optionId": "allow-once",
+                "edits": [{"path": str(app), "text": "x"}],
+            },
+        )
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        await ed.wait_message(lambda m: "did not write" in m and "src/app.py" in m and "not applied" in m)
+        assert "Edited by the acp-sidecar demo agent" in _applied_text(ed.applied_edits[-1])
+        assert app.read_text() != "x"
 
 
 def _applied_text(params: types.ApplyWorkspaceEditParams) -> str:

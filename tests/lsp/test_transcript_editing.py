@@ -62,18 +62,10 @@ async def settled(buffers: Buffers, uri: str, path: Path, turns: int, typed: str
 
 
 async def code_actions(ed: Editor, uri: str) -> list[types.CodeAction]:
-    text = ed.docs[uri][1]
-    last = len(text.split("\n")) - 1
-    end = types.Position(line=last, character=0)
+    """The actions at the end of a document (its prompt area, in a transcript)."""
+    last = len(ed.docs[uri][1].split("\n")) - 1
     async with asyncio.timeout(30):
-        found = await ed.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(start=end, end=end),
-                context=types.CodeActionContext(diagnostics=[]),
-            )
-        )
-    return [a for a in found or [] if isinstance(a, types.CodeAction)]
+        return await ed.code_actions(uri, line=last)
 
 
 async def run_action(ed: Editor, action: types.CodeAction) -> Any:

@@ -155,6 +155,37 @@ def test_an_edit_reviewed_as_a_diff_accepted_rejected_and_answered_later(vim: Tm
     vim.wait(lambda: (vim.ws / "README.md").read_text().count(EDITED) == 2, "README.md written")
 
 
+def test_a_proposal_changed_in_review_lands_as_the_user_left_it(vim: TmuxNvim) -> None:
+    """The proposal side of the review is the whole file after the edit, and editable: the user
+    dismisses the question, rewrites the agent's line, accepts with ga; the buffer gets that."""
+    vim.start_demo("README.md", env={"ACP_DEMO_DIFFS": "snippet"})  # only the changed part, as Claude
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit")
+    vim.keys("C-s")
+    screen = vim.wait_screen(r"The agent asks: Edit README.md")
+    # The whole file on both sides (a snippet diff applied where it belongs), not the snippet alone.
+    assert screen.count("# Practice repo") == 2 and EDITED in screen, screen
+    assert "proposed by the agent (editable)" in screen, screen
+    vim.keys("Enter")  # dismiss the question: the review stays
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    vim.keys("G", "c", "c")
+    vim.type("My own line, not the agent's.")
+    vim.keys("Escape")
+    vim.keys("g", "a")
+
+    def readme_buffer() -> list[str]:
+        return json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+
+    vim.wait(
+        lambda: readme_buffer()[-1] == "My own line, not the agent's.", "the reviewed text in the buffer"
+    )
+    assert EDITED not in readme_buffer()
+    assert readme_buffer()[0] == "# Practice repo"
+    vim.wait_screen(r"\[idle\]")
+
+
 def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> None:
     vim.start_demo("README.md")
     vim.wait_screen(r"## Your prompt")

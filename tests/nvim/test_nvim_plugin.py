@@ -4,11 +4,15 @@ notifications, init options, health check."""
 
 from __future__ import annotations
 
+import json
+import random
 import shutil
 from pathlib import Path
 
 import pytest
 from nvim_harness import PLUGIN, run_lua
+
+from sidecar.core.diff_apply import apply_diffs
 
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
@@ -383,3 +387,72 @@ def test_help_tags_and_demo_init(nvim_bin: str, tmp_path: Path) -> None:
         assert want in tags, want
     assert res["setup"] is True
     assert "acp_sidecar" in res["stl"]
+
+
+def test_review_applies_diffs_by_the_sidecars_rules(nvim_bin: str, tmp_path: Path) -> None:
+    """The review shows the file after the agent's diffs (a snippet changes its part only); the
+    plugin's rule and the sidecar's (sidecar/core/diff_apply.py) agree on fixed and random cases."""
+    readme = "# Demo\n\nline one\nline two\n"
+    cases: list[tuple[str | None, list[dict[str, object]]]] = [
+        (readme, [{"oldText": readme, "newText": readme + "added\n"}]),
+        (None, [{"oldText": None, "newText": "new file\n"}]),
+        (readme, [{"oldText": "line two", "newText": "line 2"}]),
+        (readme, [{"oldText": "line one\n", "newText": ""}]),
+        ("a\nb\nc\n", [{"oldText": "b\n", "newText": "b\nc\n"}]),
+        (readme, [{"oldText": "not there", "newText": "x"}]),
+        ("x\nx\n", [{"oldText": "x", "newText": "y"}]),
+        (None, [{"oldText": "old", "newText": "new"}]),
+        ("", [{"oldText": "", "newText": "new"}]),
+        (
+            readme,
+            [
+                {"oldText": "line one", "newText": "line 1"},
+                {"oldText": "line 1\nline two", "newText": "1\n2"},
+            ],
+        ),
+    ]
+    rng = random.Random(7)
+    for _ in range(300):
+        current = "".join(rng.choice("ab\n") for _ in range(rng.randrange(12)))
+        diffs = [
+            {
+                "oldText": None
+                if rng.random() < 0.1
+                else "".join(rng.choice("ab\n") for _ in range(rng.randrange(4))),
+                "newText": "".join(rng.choice("abc\n") for _ in range(rng.randrange(4))),
+            }
+            for _ in range(rng.randrange(1, 3))
+        ]
+        cases.append((None if rng.random() < 0.05 else current, diffs))
+    data = tmp_path / "cases.json"
+    data.write_text(json.dumps(cases))
+    res = run_lua(
+        nvim_bin,
+        f"""
+        local review = require("acp_sidecar.review")
+        local out = {{}}
+        for i, c in ipairs(vim.json.decode(io.open({json.dumps(str(data))}):read("*a"))) do
+          local current = c[1] ~= vim.NIL and c[1] or nil
+          local text, fit = review.apply_diffs(current, c[2])
+          out[i] = {{ text = text == nil and vim.NIL or text, fit = fit }}
+        end
+        return out
+        """,
+        tmp_path,
+    )
+    for (current, diffs), got in zip(cases, res, strict=True):
+        want = apply_diffs(current, diffs)
+        assert (got["fit"], got["text"]) == (want.fit.value, want.text), (current, diffs)
+    assert [r["fit"] for r in res[:10]] == [
+        "applies",
+        "applies",
+        "applies",
+        "applies",
+        "applied",
+        "conflict",
+        "conflict",
+        "conflict",
+        "applies",
+        "applies",
+    ]
+    assert res[2]["text"] == "# Demo\n\nline one\nline 2\n"

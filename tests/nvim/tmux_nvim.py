@@ -54,6 +54,7 @@ class TmuxNvim:
         for d in (self.home, self.ws / ".git", self.state):
             d.mkdir(parents=True, exist_ok=True)
         (self.ws / "README.md").write_text("# Practice repo\n\nA small file for the agent to read.\n")
+        self.extra_env: dict[str, str] = {}  # for the sidecar and its agent (e.g. ACP_DEMO_*)
         self.started = False
 
     # ------------------------------------------------------------------ running
@@ -78,6 +79,7 @@ class TmuxNvim:
                 MARKER: self.token,
             }
         )
+        env.update(self.extra_env)
         return env
 
     def start(self, args: list[str]) -> None:
@@ -108,8 +110,9 @@ class TmuxNvim:
         self.started = True
         self.wait(lambda: self.server.exists(), "Neovim listening", 30)
 
-    def start_demo(self, *files: str) -> None:
+    def start_demo(self, *files: str, env: dict[str, str] | None = None) -> None:
         """What `make demo` runs: the demo init on the plugin of this checkout."""
+        self.extra_env.update(env or {})
         self.start(["--clean", "-u", str(PLUGIN / "demo.lua"), *files])
 
     def keys(self, *keys: str, literal: bool = False) -> None:

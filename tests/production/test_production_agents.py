@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp.editor import Editor
@@ -149,15 +148,7 @@ async def test_permission_by_dialog_then_by_code_action(setup: Setup) -> None:
         mark = ed.mark()
         rejected = await ed.command("acp.prompt", {"text": "Change it again [mock:edit]"})
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission", timeout=60, start=mark)
-        actions = await ed.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(
-                    start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-                ),
-                context=types.CodeActionContext(diagnostics=[]),
-            )
-        )
+        actions = await ed.code_actions(uri)
         reject = permission_arguments(actions, REJECT_OPTION[setup.name])
         assert await ed.command("acp.permission.respond", *reject) == {}
         ed.hold_message_requests = False
