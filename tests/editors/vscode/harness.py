@@ -52,6 +52,9 @@ USER_SETTINGS = {
     "update.mode": "none",
     "window.restoreWindows": "none",
     "workbench.secondarySideBar.defaultVisibility": "hidden",
+    # code-server is a web build, where files.autoSave defaults to afterDelay (1 s): an unsaved
+    # change would be saved behind the tests' back, and so would an agent's edit applied to it.
+    "files.autoSave": "off",
 }
 
 

@@ -140,6 +140,8 @@ def test_permission_answered_dismissed_is_not_rejected(workbench: Workbench) -> 
 @pytest.mark.needs_sidecar("permission_notifications")
 def test_diff_reviewed_and_accepted(workbench: Workbench) -> None:
     # An unsaved change in the open file is part of the comparison and survives the edit.
+    readme = workbench.server.workspace / "README.md"
+    on_disk = readme.read_text()
     workbench.open_file("README.md")
     workbench.click(".editor-instance .monaco-editor .view-lines")
     workbench.press("Control+Home")
@@ -149,12 +151,18 @@ def test_diff_reviewed_and_accepted(workbench: Workbench) -> None:
     workbench.wait_toast(ASKS)
     workbench.click_toast_button(ASKS, "Review diff")
     workbench.wait_for(".tab", hasText="current ↔ agent's edit")
-    modified_lines = ".monaco-diff-editor .editor.modified .view-lines"
-    workbench.wait_for(modified_lines, hasText=EDIT_LINE)
-    modified = workbench.texts(modified_lines)[0]
-    original = workbench.texts(".monaco-diff-editor .editor.original .view-lines")[0]
-    assert EDIT_LINE in modified and "Unsaved line" in modified, modified
-    assert EDIT_LINE not in original and "Unsaved line" in original, original
+    # Both sides read once each shows its text, not the current side right after the proposed one showed.
+    sides: dict[str, str] = {}
+
+    def rendered() -> bool:
+        sides.update(workbench.diff_sides())
+        return "Unsaved line" in sides["original"] and EDIT_LINE in sides["modified"]
+
+    workbench.wait_until(lambda: f"both sides of the diff (last seen {sides!r})", rendered)
+    assert "Unsaved line" in sides["modified"], sides
+    # Nothing was applied before Accept: the current side is the unsaved editor text, still unsaved.
+    assert EDIT_LINE not in sides["original"], (sides, workbench.describe())
+    assert readme.read_text() == on_disk, "the unsaved line was saved"
     workbench.milestone("diff-review")
     workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
     workbench.wait_for(".monaco-diff-editor", state="hidden")
@@ -164,7 +172,7 @@ def test_diff_reviewed_and_accepted(workbench: Workbench) -> None:
     workbench.wait_until("the edit in the editor", lambda: EDIT_LINE in workbench.editor_text())
     assert "Unsaved line" in workbench.editor_text()
     # It went through the open editor (an unsaved edit, like the user's own), not behind its back to disk.
-    assert EDIT_LINE not in (workbench.server.workspace / "README.md").read_text()
+    assert readme.read_text() == on_disk
 
 
 def test_rename_shown_in_status_bar(workbench: Workbench) -> None:

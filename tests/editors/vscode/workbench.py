@@ -71,11 +71,14 @@ class Workbench:
         except DriverError as exc:
             self.fail(str(exc))
 
-    def wait_until(self, what: str, check: Callable[[], bool], timeout: float = WAIT_S) -> None:
+    def wait_until(
+        self, what: str | Callable[[], str], check: Callable[[], bool], timeout: float = WAIT_S
+    ) -> None:
+        """`what` may be a callable: the message is then made at the failure (with what was seen last)."""
         deadline = time.monotonic() + timeout
         while not check():
             if time.monotonic() > deadline:
-                self.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+                self.fail(f"timed out after {timeout:.0f} s waiting for {what() if callable(what) else what}")
             time.sleep(0.25)
 
     # ------------------------------------------------------------------ generic
@@ -142,7 +145,7 @@ class Workbench:
             seen[:] = [self.status_text()]
             return bool(regex.search(seen[0]))
 
-        self.wait_until(f"status bar item matching {pattern!r} (last seen {seen!r})", check, timeout)
+        self.wait_until(lambda: f"status bar item matching {pattern!r} (last seen {seen!r})", check, timeout)
         return seen[0]
 
     def toasts(self) -> list[str]:
@@ -191,6 +194,14 @@ class Workbench:
     def editor_text(self) -> str:
         found = self.texts(".editor-instance .monaco-editor .view-lines")
         return found[0] if found else ""
+
+    def diff_sides(self) -> dict[str, str]:
+        """What the diff editor shows now on each side ("" for a side not rendered yet)."""
+        sides = {}
+        for side in ("original", "modified"):
+            found = self.texts(f".monaco-diff-editor .editor.{side} .view-lines")
+            sides[side] = found[0] if found else ""
+        return sides
 
     def describe(self) -> str:
         return json.dumps({"status": self.status_text(), "toasts": self.toasts()}, ensure_ascii=False)
