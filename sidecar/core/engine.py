@@ -320,7 +320,7 @@ class Engine:
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         return self.fs.tool_call_diffs(session_id, tool_call_id)
 
-    def pending_edits(self) -> list[tuple[Session, str, JsonObj]]:
+    def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         return self.fs.pending_edits()
 
     # ================================================================== ACP client handler

@@ -19,6 +19,7 @@ from .files import read_text, resolve_inside, window, write_text
 from .ports import EditorFiles
 from .reviewed_edits import ReviewedEdits
 from .session import Session
+from .transcript import diffs_in
 
 JsonObj = dict[str, Any]
 
@@ -68,20 +69,34 @@ class FileService:
         session = self._sessions.get(session_id)
         if session is None:
             raise errors.unknown_session(session_id)
-        diffs = session.transcript.diff_for(tool_call_id)
+        diffs = session.transcript.diff_for(tool_call_id) or _asked_diffs(session, tool_call_id)
         if not diffs:
             raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
         for diff in diffs:
             resolve_inside(diff.get("path"), session.roots)
         return diffs
 
-    def pending_edits(self) -> list[tuple[Session, str, JsonObj]]:
-        """Tool calls with a diff that is not completed or failed yet: (session, toolCallId, call)."""
-        found: list[tuple[Session, str, JsonObj]] = []
+    def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
+        """Tool calls with a diff that is not completed or failed yet, and diffs of pending
+        permission requests: (session, toolCallId, call, diffs)."""
+        found: list[tuple[Session, str, JsonObj, list[JsonObj]]] = []
         for session in self._sessions.values():
             for call_id, call in session.transcript.tool_calls.items():
                 if call.get("status") in ("completed", "failed"):
                     continue
-                if session.transcript.diff_for(call_id):
-                    found.append((session, call_id, call))
+                if diffs := session.transcript.diff_for(call_id):
+                    found.append((session, call_id, call, diffs))
+            known = {call_id for _, call_id, _, _ in found}
+            for request in session.permissions.values():
+                asked = request.tool_call.get("toolCallId")
+                if isinstance(asked, str) and asked not in known and (diffs := diffs_in(request.tool_call)):
+                    found.append((session, asked, request.tool_call, diffs))
         return found
+
+
+def _asked_diffs(session: Session, tool_call_id: str) -> list[JsonObj]:
+    """A diff an agent sent only with its permission request (gemini-cli), while it waits."""
+    for request in session.permissions.values():
+        if request.tool_call.get("toolCallId") == tool_call_id:
+            return diffs_in(request.tool_call)
+    return []

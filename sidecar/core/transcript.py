@@ -187,7 +187,12 @@ class Transcript:
 
     def diff_for(self, tool_call_id: str) -> list[JsonObj]:
         call = self.tool_calls.get(tool_call_id)
-        content = call.get("content") if call else None
-        if not isinstance(content, list):
-            return []
-        return [c for c in content if isinstance(c, dict) and c.get("type") == "diff"]
+        return diffs_in(call) if call else []
+
+
+def diffs_in(call: JsonObj) -> list[JsonObj]:
+    """The `diff` content of a tool call (or of a permission request's tool call)."""
+    content = call.get("content")
+    if not isinstance(content, list):
+        return []
+    return [c for c in content if isinstance(c, dict) and c.get("type") == "diff"]

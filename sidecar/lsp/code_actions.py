@@ -87,8 +87,7 @@ def _edits_touching(engine: Engine, uri: str) -> list[tuple[str, str, JsonObj, l
         return []
     real = os.path.realpath(path)
     found = []
-    for session, call_id, call in engine.pending_edits():
-        diffs = session.transcript.diff_for(call_id)
+    for session, call_id, call, diffs in engine.pending_edits():
         if any(os.path.realpath(str(d.get("path"))) == real for d in diffs):
             found.append((session.session_id, call_id, call, diffs))
     return found

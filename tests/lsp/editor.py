@@ -289,6 +289,18 @@ def _install_handlers(client: LanguageClient, editor_ref: list[Editor]) -> None:
         return types.ApplyWorkspaceEditResult(applied=True)
 
 
+def applied_text(edit: types.WorkspaceEdit) -> str:
+    """The text an edit inserts (the sidecar's edits replace whole files: the new file)."""
+    if edit.document_changes:
+        return "".join(
+            e.new_text
+            for change in edit.document_changes
+            if isinstance(change, types.TextDocumentEdit)
+            for e in change.edits
+        )
+    return "".join(e.new_text for edits in (edit.changes or {}).values() for e in edits)
+
+
 @contextlib.asynccontextmanager
 async def open_editor(
     profile: str,

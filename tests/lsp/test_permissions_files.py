@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.lsp.editor import PROFILES, Editor, open_editor
+from tests.lsp.editor import PROFILES, Editor, applied_text, open_editor
 from tests.lsp.test_commands import expect_error
 
 SCRIPTED = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
@@ -249,7 +249,7 @@ async def test_demo_edit_allowed_and_apply_code_action(
         assert apply.edit is not None, "the edit itself is the preview"
         result = await ed.command("acp.edit.apply", *apply.command.arguments)
         assert result == {"applied": True}
-        assert "Edited by the acp-sidecar demo agent" in _applied_text(ed.applied_edits[-1])
+        assert "Edited by the acp-sidecar demo agent" in applied_text(ed.applied_edits[-1].edit)
         # Answer the permission through the code action too (works on every profile).
         permission = [a for a in actions or [] if a.command and a.command.command == "acp.permission.respond"]
         allow = next(a for a in permission if a.command.arguments[0]["optionId"] == "allow-once")
@@ -274,12 +274,12 @@ async def test_a_snippet_diff_is_applied_into_the_file_not_over_it(workspace: Pa
         assert diff["oldText"] == "Line four.\n" and diff["newText"].startswith("Line four.\n\nEdited by")
         actions = await ed.code_actions(uri)
         apply = next(a for a in actions or [] if a.title.startswith("Apply agent edit: "))
-        assert apply.edit is not None and _applied_text(types.ApplyWorkspaceEditParams(edit=apply.edit)) == (
+        assert apply.edit is not None and applied_text(apply.edit) == (
             before + "\nEdited by the acp-sidecar demo agent.\n"
         )
         assert apply.command is not None
         assert await ed.command("acp.edit.apply", *apply.command.arguments) == {"applied": True}
-        assert _applied_text(ed.applied_edits[-1]) == before + "\nEdited by the acp-sidecar demo agent.\n"
+        assert applied_text(ed.applied_edits[-1].edit) == before + "\nEdited by the acp-sidecar demo agent.\n"
         await ed.command(
             "acp.permission.respond", {"requestId": pending["requestId"], "optionId": "allow-once"}
         )
@@ -326,8 +326,8 @@ async def test_an_edit_changed_in_review_is_written_as_the_user_left_it(
             {"requestId": rid, "optionId": "allow-once", "edits": [{"path": str(readme), "text": mine}]},
         )
         assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
-        assert _applied_text(ed.applied_edits[-1]) == mine
-        assert "Edited by the acp-sidecar demo agent" not in _applied_text(ed.applied_edits[-1])
+        assert applied_text(ed.applied_edits[-1].edit) == mine
+        assert "Edited by the acp-sidecar demo agent" not in applied_text(ed.applied_edits[-1].edit)
 
         # A reviewed file the agent does not write: said, and not kept for a later write.
         admitted, pending = await ask_edit()
@@ -342,17 +342,8 @@ async def test_an_edit_changed_in_review_is_written_as_the_user_left_it(
         )
         assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
         await ed.wait_message(lambda m: "did not write" in m and "src/app.py" in m and "not applied" in m)
-        assert "Edited by the acp-sidecar demo agent" in _applied_text(ed.applied_edits[-1])
+        assert "Edited by the acp-sidecar demo agent" in applied_text(ed.applied_edits[-1].edit)
         assert app.read_text() != "x"
-
-
-def _applied_text(params: types.ApplyWorkspaceEditParams) -> str:
-    edit = params.edit
-    if edit.document_changes:
-        return "".join(
-            e.new_text for change in edit.document_changes if hasattr(change, "edits") for e in change.edits
-        )
-    return "".join(e.new_text for edits in (edit.changes or {}).values() for e in edits)
 
 
 async def test_prompt_with_selection_context(workspace: Path, state_dir: Path) -> None:

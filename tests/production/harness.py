@@ -31,6 +31,8 @@ ALLOW_TITLE = {"gemini": "Allow", "codex": "Yes, proceed", "claude": "Allow"}
 REJECT_OPTION = {"gemini": "cancel", "codex": "abort", "claude": "reject"}
 # codex's reject_once option is "abort": it ends the whole turn `cancelled`, the model is not asked.
 REJECT_ABORTS_TURN = frozenset({"codex"})
+# Agents whose edit permission carries the tool call's diff (codex-acp runs a command here).
+EDITS_WITH_DIFF = frozenset({"gemini", "claude"})
 # After session/cancel, claude-agent-acp answers the next prompt with an empty end_turn at once;
 # each reply then arrives one prompt late, or together with the next one, depending on timing.
 LATE_REPLY_AFTER_CANCEL = frozenset({"claude"})

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from tests.lsp.editor import Editor
+from tests.lsp.editor import Editor, applied_text
 from tests.production.harness import (
     ALLOW_TITLE,
+    EDITS_WITH_DIFF,
     LATE_REPLY_AFTER_CANCEL,
     LISTS_SESSIONS,
     LOADS_AFTER_RESTART,
@@ -149,6 +150,13 @@ async def test_permission_by_dialog_then_by_code_action(setup: Setup) -> None:
         rejected = await ed.command("acp.prompt", {"text": "Change it again [mock:edit]"})
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission", timeout=60, start=mark)
         actions = await ed.code_actions(uri)
+        # The agent's diff (a whole file for gemini-cli, only the changed part for claude-agent-acp;
+        # gemini-cli sends it only with the permission request) is applied to the file for the
+        # preview, never written over it. codex-acp asks to run a command here: no diff.
+        if setup.name in EDITS_WITH_DIFF:
+            apply = next(a for a in actions if a.title.startswith("Apply agent edit: "))
+            assert apply.edit is not None, apply
+            assert applied_text(apply.edit) == "value = 3\nname = 'unchanged'\n", apply.edit
         reject = permission_arguments(actions, REJECT_OPTION[setup.name])
         assert await ed.command("acp.permission.respond", *reject) == {}
         ed.hold_message_requests = False
