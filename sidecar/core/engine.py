@@ -23,7 +23,6 @@ from .options import EngineOptions
 from .permissions import Permissions
 from .ports import AgentConnection, AgentConnector, EditorFiles, EngineListener
 from .prompts import PromptContext, prompt_blocks, rename_prompt
-from .reviewed_edits import ReviewedEdits
 from .session import PermissionRequest, Session
 from .session_config import SessionConfig
 from .sessions import Sessions
@@ -96,8 +95,9 @@ class Engine:
             self.emit_status,
             self.conversations,
         )
+        self.fs = FileService(self.registry.by_id, files, tell_user=listener.on_error, spawn=self.spawn)
         # Edits the user changed in review before allowing them: written instead of the agent's.
-        self.reviewed = ReviewedEdits(listener.on_error)
+        self.reviewed = self.fs.reviewed
         self.permissions = Permissions(
             options.permissions, self.registry.by_id, listener, self.emit_status, self.reviewed
         )
@@ -114,7 +114,6 @@ class Engine:
             on_sent=self.conversations.prompt_sent,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, self.emit_status)
-        self.fs = FileService(self.registry.by_id, files, self.reviewed)
 
     # ================================================================== wiring
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:

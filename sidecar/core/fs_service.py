@@ -8,14 +8,15 @@ in daemon threads bounded in time and per session (`FileOps`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
 from .file_ops import FileOps
-from .files import read_text, resolve_inside, window, write_text
+from .files import read_text, read_text_if_exists, resolve_inside, window, write_text
 from .ports import EditorFiles
 from .reviewed_edits import ReviewedEdits
 from .session import Session
@@ -25,11 +26,18 @@ JsonObj = dict[str, Any]
 
 
 class FileService:
-    def __init__(self, sessions: Mapping[str, Session], files: EditorFiles, reviewed: ReviewedEdits) -> None:
+    def __init__(
+        self,
+        sessions: Mapping[str, Session],
+        files: EditorFiles,
+        *,
+        tell_user: Callable[[str], None],
+        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+    ) -> None:
         self._sessions = sessions
         self._files = files
-        self._reviewed = reviewed
         self._ops = FileOps()
+        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._write_disk)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
         session = self._sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
@@ -53,12 +61,20 @@ class FileService:
         content = params.get("content")
         if not isinstance(content, str):
             raise errors.invalid("content must be a string")
-        reviewed = self._reviewed.take(session.session_id, path)
+        reviewed = self.reviewed.take(session.session_id, path)
         if reviewed is not None:
             content = reviewed  # the user changed the agent's proposal before allowing it
         if not await self._files.write_via_editor(path, content):
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}
+
+    async def _read_disk(self, session_id: str, path: Path) -> str | None:
+        session = self._session_for_fs({"sessionId": session_id})
+        return await self._ops.run(session_id, read_text_if_exists, path, session.roots)
+
+    async def _write_disk(self, session_id: str, path: Path, text: str) -> None:
+        session = self._session_for_fs({"sessionId": session_id})
+        await self._ops.run(session_id, write_text, path, text, session.roots)
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""

@@ -108,8 +108,7 @@ class Permissions:
                 )
             session = self._sessions[request.session_id]
             parsed = ReviewedEdits.parse(edits, session.roots)
-            call_id = request.tool_call.get("toolCallId")
-            self._reviewed.keep(session.session_id, call_id if isinstance(call_id, str) else None, parsed)
+            self._reviewed.keep(session.session_id, request.tool_call, parsed)
         request.resolve({"outcome": "selected", "optionId": option_id})
 
     @staticmethod

@@ -2,22 +2,30 @@
 
 The editor allows an edit with the text the user settled on for each file
 (`acp.permission.respond {..., edits: [{path, text}]}`). The agent still writes its own
-version: the next `fs/write_text_file` of that file in that session writes the user's text
-instead, and the agent is answered as usual (it reads the file again before its next edit).
-When the tool call ends without such a write (an agent that writes the disk itself), the user's
-text was not applied: the user is told, and nothing is kept.
+version. When it writes through the sidecar (`fs/write_text_file`), the sidecar writes the
+user's text instead and answers as usual. When it writes the disk itself (claude-agent-acp),
+the sidecar looks once the tool call completes (or the turn ends): if the file holds exactly
+the agent's edit, the user's text replaces it; otherwise nothing is touched. The user is told
+what happened in both of those cases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import logging
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import errors
+from .diff_apply import Fit, apply_diffs
 from .files import resolve_inside
+from .transcript import diffs_in
 
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
 MAX_FILES = 64  # files one permission answer may carry
 
 
@@ -26,11 +34,21 @@ class _Reviewed:
     text: str
     tool_call_id: str | None
     shown_path: str  # as the editor named it, for messages
+    diffs: list[JsonObj]  # the agent's diffs of this file: what its own write makes of it
 
 
 class ReviewedEdits:
-    def __init__(self, tell_user: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        tell_user: Callable[[str], None],
+        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+        read_disk: Callable[[str, Path], Awaitable[str | None]],
+        write_disk: Callable[[str, Path, str], Awaitable[None]],
+    ) -> None:
         self._tell_user = tell_user
+        self._spawn = spawn
+        self._read_disk = read_disk  # (session id, real path) -> text, None: no file
+        self._write_disk = write_disk
         self._by_file: dict[tuple[str, Path], _Reviewed] = {}
 
     @staticmethod
@@ -50,17 +68,22 @@ class ReviewedEdits:
             parsed.append((resolve_inside(path, roots), path, text))
         return parsed
 
-    def keep(self, session_id: str, tool_call_id: str | None, edits: list[tuple[Path, str, str]]) -> None:
+    def keep(self, session_id: str, tool_call: Mapping[str, Any], edits: list[tuple[Path, str, str]]) -> None:
+        call_id = tool_call.get("toolCallId")
+        diffs = diffs_in(dict(tool_call))
         for real, shown, text in edits:
-            self._by_file[(session_id, real)] = _Reviewed(text, tool_call_id, shown)
+            mine = [d for d in diffs if os.path.realpath(str(d.get("path"))) == str(real)]
+            self._by_file[(session_id, real)] = _Reviewed(
+                text, call_id if isinstance(call_id, str) else None, shown, mine
+            )
 
     def take(self, session_id: str, path: Path) -> str | None:
         """The user's text for a write of `path` (once), if the user reviewed it."""
         reviewed = self._by_file.pop((session_id, path), None)
         return reviewed.text if reviewed is not None else None
 
-    def tool_call_ended(self, session_id: str, update: dict[str, Any]) -> None:
-        """A tool call completed or failed: what it did not write is dropped (said when completed)."""
+    def tool_call_ended(self, session_id: str, update: Mapping[str, Any]) -> None:
+        """A tool call completed or failed: what it did not write through us is settled."""
         status = update.get("status")
         if update.get("sessionUpdate") not in ("tool_call", "tool_call_update") or status not in (
             "completed",
@@ -68,17 +91,35 @@ class ReviewedEdits:
         ):
             return
         call_id = update.get("toolCallId")
-        self._drop(lambda key, r: key[0] == session_id and r.tool_call_id == call_id, status == "completed")
+        self._settle(lambda key, r: key[0] == session_id and r.tool_call_id == call_id, status == "completed")
 
     def turn_ended(self, session_id: str) -> None:
-        self._drop(lambda key, _r: key[0] == session_id, True)
+        self._settle(lambda key, _r: key[0] == session_id, True)
 
-    def _drop(self, which: Callable[[tuple[str, Path], _Reviewed], bool], say: bool) -> None:
+    def _settle(self, which: Callable[[tuple[str, Path], _Reviewed], bool], completed: bool) -> None:
         gone = [(key, r) for key, r in self._by_file.items() if which(key, r)]
         for key, reviewed in gone:
             del self._by_file[key]
-            if say:
+            if completed:  # a failed tool call wrote nothing: nothing to replace
+                self._spawn(self._after_own_write(*key, reviewed), f"reviewed-{reviewed.shown_path}")
+
+    async def _after_own_write(self, session_id: str, path: Path, reviewed: _Reviewed) -> None:
+        """The agent may have written the disk itself: put the user's version in place of
+        exactly the agent's edit, never over anything else."""
+        name = reviewed.shown_path
+        try:
+            disk = await self._read_disk(session_id, path)
+            if disk == reviewed.text:
+                return
+            if reviewed.diffs and disk is not None and apply_diffs(disk, reviewed.diffs).fit is Fit.APPLIED:
+                await self._write_disk(session_id, path, reviewed.text)
                 self._tell_user(
-                    f"the agent did not write {reviewed.shown_path} through the editor, so your changes "
-                    "to its proposed edit were not applied (the file may hold the agent's version)"
+                    f"the agent wrote its own edit of {name} to disk; your reviewed version replaced it"
                 )
+                return
+        except Exception as exc:
+            log.warning("reviewed edit of %s: %r", name, exc)
+        self._tell_user(
+            f"the agent did not write {name} through the editor, so your changes to its proposed "
+            "edit were not applied (the file may hold the agent's version)"
+        )

@@ -17,6 +17,7 @@ CAP_TOKENS = {
     "no-cost",
     "legacy-model",
     "auth",
+    "own-writes",
 }
 RENAME_MODES = {"confirm", "ignore", "other", "slow"}
 CRASH_POINTS = {"", "startup", "initialize"}

@@ -125,7 +125,7 @@ async def read_file(turn: Turn, path: str) -> str:
 
 
 async def write_file(turn: Turn, path: str, content: str) -> None:
-    if turn.agent.client_write:
+    if turn.agent.client_write and not turn.agent.settings.has("own-writes"):
         await turn.call(
             "fs/write_text_file",
             {"sessionId": turn.record.session_id, "path": path, "content": content},

@@ -346,6 +346,33 @@ async def test_an_edit_changed_in_review_is_written_as_the_user_left_it(
         assert app.read_text() != "x"
 
 
+async def test_a_reviewed_edit_replaces_what_an_agent_wrote_to_disk_itself(
+    workspace: Path, state_dir: Path
+) -> None:
+    """claude-agent-acp writes files itself and sends only the changed part as its diff: once its
+    tool call completes, the file holding exactly its edit gets the user's reviewed version."""
+    env = {"ACP_DEMO_CAPS": "own-writes", "ACP_DEMO_DIFFS": "snippet"}
+    async with open_editor("neovim", workspace, state_dir, env=env) as ed:
+        ed.hold_message_requests = True
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        mine = readme.read_text() + "My reviewed line.\n"
+        admitted = await ed.command("acp.prompt", "#edit add a line")
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending")
+        await ed.command(
+            "acp.permission.respond",
+            {
+                "requestId": pending["requestId"],
+                "optionId": "allow-once",
+                "edits": [{"path": str(readme), "text": mine}],
+            },
+        )
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        await ed.wait_message(lambda m: "README.md" in m and "your reviewed version replaced it" in m)
+        assert readme.read_text() == mine
+        assert not ed.applied_edits, "the agent wrote the disk, not the editor"
+
+
 async def test_prompt_with_selection_context(workspace: Path, state_dir: Path) -> None:
     for caps, kind in (("", "resource"), ("no-embedded", "resource_link")):
         async with open_editor("helix", workspace, state_dir, env={"ACP_DEMO_CAPS": caps}) as ed:
