@@ -171,6 +171,50 @@ async def test_permission_by_dialog_then_by_code_action(setup: Setup) -> None:
         ended_once_each(ed)
 
 
+async def test_an_edit_changed_in_review_lands_as_the_user_left_it(setup: Setup) -> None:
+    """Allowed with the user's version of the file (`edits`): gemini-cli writes through the sidecar,
+    which writes the user's text instead; claude-agent-acp writes the disk itself, and the sidecar
+    puts the user's text in place of exactly its edit once the tool call completes."""
+    target = setup.workspace / "edit_me.py"
+    target.write_text("value = 1\nname = 'unchanged'\n")
+    script = setup.mock.script
+    script.edit_path, script.edit_old, script.edit_new = target, "value = 1", "value = 2"
+    mine = "value = 42  # the user's choice\nname = 'unchanged'\n"
+    async with setup.editor() as ed:
+        await ed.command("acp.session.new")
+        ed.hold_message_requests = True
+        admitted = await ed.command("acp.prompt", {"text": "Change the value [mock:edit]"})
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending", timeout=60)
+        diffs = [c for c in pending["toolCall"].get("content") or [] if c.get("type") == "diff"]
+        if setup.name not in EDITS_WITH_DIFF:
+            # codex-acp asks to run a command that edits the file: nothing to review as a diff.
+            assert not diffs, pending
+            reject = next(o for o in pending["options"] if o["kind"] == "reject_once")
+            await ed.command(
+                "acp.permission.respond", {"requestId": pending["requestId"], "optionId": reject["optionId"]}
+            )
+            await ed.wait_turn_end(admitted["turnId"], timeout=60)
+            assert target.read_text() == "value = 1\nname = 'unchanged'\n"
+            return
+        assert [d["path"] for d in diffs] == [str(target)], diffs
+        allow = next(o for o in pending["options"] if o["kind"] == "allow_once")
+        await ed.command(
+            "acp.permission.respond",
+            {
+                "requestId": pending["requestId"],
+                "optionId": allow["optionId"],
+                "edits": [{"path": str(target), "text": mine}],
+            },
+        )
+        ed.hold_message_requests = False
+        end = await ed.wait_turn_end(admitted["turnId"], timeout=60)
+        assert end["stopReason"] == "end_turn", end
+        async with asyncio.timeout(10):
+            while target.read_text() != mine:
+                await asyncio.sleep(0.05)
+        ended_once_each(ed)
+
+
 async def listed_entry(
     ed: Editor, session_id: str, wanted: Callable[[dict[str, Any]], bool], timeout: float = 30
 ) -> dict[str, Any]:
