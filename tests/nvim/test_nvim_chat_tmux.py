@@ -186,6 +186,29 @@ def test_a_proposal_changed_in_review_lands_as_the_user_left_it(vim: TmuxNvim) -
     vim.wait_screen(r"\[idle\]")
 
 
+def test_a_file_the_agent_writes_itself_reloads_in_its_buffer(vim: TmuxNvim) -> None:
+    """An agent that edits the disk itself (claude-agent-acp; the demo agent with own-writes):
+    the open, unchanged buffer shows the new text when the edit ends, without :e."""
+    vim.start_demo("README.md", env={"ACP_DEMO_CAPS": "own-writes"})
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit")
+    vim.keys("C-s")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.type("1")
+    vim.keys("Enter")
+    vim.wait(lambda: EDITED in (vim.ws / "README.md").read_text(), "the agent's own write on disk")
+    vim.wait(
+        lambda: (
+            EDITED
+            in json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+        ),
+        "the buffer reloaded",
+    )
+    screen = vim.wait_screen(r"\[idle\]")
+    assert EDITED in screen, screen
+
+
 def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> None:
     vim.start_demo("README.md")
     vim.wait_screen(r"## Your prompt")

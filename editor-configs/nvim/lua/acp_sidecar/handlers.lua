@@ -44,17 +44,34 @@ function M.session_info(_, params)
   user_event("AcpSessionInfo", params)
 end
 
+-- Agents that write files themselves (claude-agent-acp) change them behind
+-- Neovim's back: look at the disk when a tool call ends and when a turn ends,
+-- so unchanged buffers reload ('autoread') and a conflict with unsaved changes
+-- is said the way Neovim always says it.
+local function look_at_disk()
+  vim.schedule(function()
+    pcall(vim.cmd, "checktime")
+  end)
+end
+
 function M.session_update(_, params)
   if type(params) ~= "table" then
     return
   end
   util.safe(transcript.on_update, params)
+  local u = type(params.update) == "table" and params.update or {}
+  if u.status == "completed" or u.status == "failed" then
+    look_at_disk()
+  end
   user_event("AcpSessionUpdate", params)
 end
 
 function M.turn(_, params)
   if type(params) ~= "table" then
     return
+  end
+  if params.state == "ended" then
+    look_at_disk()
   end
   state.set_turn(params)
   util.safe(transcript.on_turn, params)
