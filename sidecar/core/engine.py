@@ -168,6 +168,7 @@ class Engine:
             return
         self.supervisor.closed = True
         self.conversations.stop_flushing()
+        self.reviewed.close()
         self.shutdown_step = "cancelling turns"
         for session in self.registry.by_id.values():
             self.turns.fail_queued(session, "the sidecar is shutting down")

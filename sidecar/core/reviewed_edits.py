@@ -96,6 +96,10 @@ class ReviewedEdits:
     def turn_ended(self, session_id: str) -> None:
         self._settle(lambda key, _r: key[0] == session_id, True)
 
+    def close(self) -> None:
+        """Shutdown: what was not written stays the agent's (no disk writes as the sidecar stops)."""
+        self._by_file.clear()
+
     def _settle(self, which: Callable[[tuple[str, Path], _Reviewed], bool], completed: bool) -> None:
         gone = [(key, r) for key, r in self._by_file.items() if which(key, r)]
         for key, reviewed in gone:
