@@ -108,7 +108,7 @@ class Permissions:
                 )
             session = self._sessions[request.session_id]
             parsed = ReviewedEdits.parse(edits, session.roots)
-            self._reviewed.keep(session.session_id, request.tool_call, parsed)
+            self._reviewed.keep(session.session_id, session.cwd, request.tool_call, parsed)
         request.resolve({"outcome": "selected", "optionId": option_id})
 
     @staticmethod

@@ -68,13 +68,17 @@ class ReviewedEdits:
             parsed.append((resolve_inside(path, roots), path, text))
         return parsed
 
-    def keep(self, session_id: str, tool_call: Mapping[str, Any], edits: list[tuple[Path, str, str]]) -> None:
+    def keep(
+        self, session_id: str, cwd: str, tool_call: Mapping[str, Any], edits: list[tuple[Path, str, str]]
+    ) -> None:
         call_id = tool_call.get("toolCallId")
         diffs = diffs_in(dict(tool_call))
         for real, shown, text in edits:
             mine = [d for d in diffs if os.path.realpath(str(d.get("path"))) == str(real)]
+            inside = os.path.relpath(real, os.path.realpath(cwd))
+            name = shown if inside.startswith("..") else inside  # short: messages must fit one line
             self._by_file[(session_id, real)] = _Reviewed(
-                text, call_id if isinstance(call_id, str) else None, shown, mine
+                text, call_id if isinstance(call_id, str) else None, name, mine
             )
 
     def take(self, session_id: str, path: Path) -> str | None:
@@ -117,13 +121,8 @@ class ReviewedEdits:
                 return
             if reviewed.diffs and disk is not None and apply_diffs(disk, reviewed.diffs).fit is Fit.APPLIED:
                 await self._write_disk(session_id, path, reviewed.text)
-                self._tell_user(
-                    f"the agent wrote its own edit of {name} to disk; your reviewed version replaced it"
-                )
+                self._tell_user(f"{name}: the agent wrote its own edit; your reviewed version replaced it")
                 return
         except Exception as exc:
             log.warning("reviewed edit of %s: %r", name, exc)
-        self._tell_user(
-            f"the agent did not write {name} through the editor, so your changes to its proposed "
-            "edit were not applied (the file may hold the agent's version)"
-        )
+        self._tell_user(f"{name}: your reviewed version was not applied (the agent wrote the file itself)")

@@ -341,7 +341,7 @@ async def test_an_edit_changed_in_review_is_written_as_the_user_left_it(
             },
         )
         assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
-        await ed.wait_message(lambda m: "did not write" in m and "src/app.py" in m and "not applied" in m)
+        await ed.wait_message(lambda m: "src/app.py: your reviewed version was not applied" in m)
         assert "Edited by the acp-sidecar demo agent" in applied_text(ed.applied_edits[-1].edit)
         assert app.read_text() != "x"
 

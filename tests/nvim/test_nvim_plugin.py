@@ -456,3 +456,33 @@ def test_review_applies_diffs_by_the_sidecars_rules(nvim_bin: str, tmp_path: Pat
         "applies",
     ]
     assert res[2]["text"] == "# Demo\n\nline one\nline 2\n"
+
+
+def test_messages_fit_one_line_unless_a_notification_plugin_shows_them(nvim_bin: str, tmp_path: Path) -> None:
+    """Neovim's own vim.notify stops at "Press ENTER" for a message wider than the screen: the
+    plugin shortens it to one line (the whole text is in :AcpLog); a notification plugin gets it whole."""
+    res = run_lua(
+        nvim_bin,
+        r"""
+        local util = require("acp_sidecar.util")
+        local shown = {}
+        vim.o.columns = 60
+        local real = vim.api.nvim_echo
+        vim.api.nvim_echo = function(chunks, ...)
+          shown[#shown + 1] = chunks[1][1]
+          return real(chunks, ...)
+        end
+        util.notify("short one")
+        util.notify(string.rep("long words ", 20) .. "\nsecond line")
+        vim.api.nvim_echo = real
+        local plugin = {}
+        vim.notify = function(msg) plugin[#plugin + 1] = msg end
+        util.notify(string.rep("long words ", 20))
+        return { shown = shown, plugin = plugin }
+        """,
+        tmp_path,
+    )
+    assert res["shown"][0] == "acp-sidecar: short one"
+    long = res["shown"][1]
+    assert long.endswith("… (:AcpLog)") and "\n" not in long and len(long) <= 60 - 13, long
+    assert res["plugin"] == ["acp-sidecar: " + "long words " * 20]

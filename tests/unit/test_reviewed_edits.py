@@ -49,7 +49,12 @@ def reviewed(tmp_path: Path, disk_text: str | None) -> tuple[Disk, ReviewedEdits
     disk = Disk(file, disk_text)
     edits = disk.edits()
     call = {**CALL, "content": [{**CALL["content"][0], "path": str(file)}]}  # type: ignore[dict-item]
-    edits.keep("s1", call, ReviewedEdits.parse([{"path": str(file), "text": "one\nmine\n"}], [str(tmp_path)]))
+    edits.keep(
+        "s1",
+        str(tmp_path),
+        call,
+        ReviewedEdits.parse([{"path": str(file), "text": "one\nmine\n"}], [str(tmp_path)]),
+    )
     return disk, edits
 
 

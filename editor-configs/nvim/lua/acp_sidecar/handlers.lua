@@ -115,8 +115,15 @@ function M.log_message(err, params, ctx)
   end
 end
 
+local LEVELS = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+
+--- window/showMessage: one line (util.notify), the whole text in :AcpLog.
 function M.show_message(err, params, ctx)
   log.add("show", params)
+  if not err and type(params) == "table" and type(params.message) == "string" then
+    util.notify(params.message, LEVELS[params.type] or vim.log.levels.INFO)
+    return vim.NIL
+  end
   local default = vim.lsp.handlers["window/showMessage"]
   if default then
     return default(err, params, ctx)

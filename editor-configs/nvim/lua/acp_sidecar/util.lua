@@ -84,8 +84,27 @@ function M.stop(client, force)
 end
 
 --- vim.notify with the plugin's prefix.
+local builtin_notify = vim.notify
+
+-- One line for the message area: with Neovim's own vim.notify a message wider
+-- than the screen stops everything at "Press ENTER" (the screen stops
+-- following the answer until a key). The whole text stays in :AcpLog;
+-- notification plugins (nvim-notify, noice, snacks) get it whole.
+local function fit(text)
+  if vim.notify ~= builtin_notify then
+    return text
+  end
+  text = text:gsub("%s*\n%s*", " ")
+  local room = vim.o.columns - 13 -- the ruler and showcmd share the line
+  if vim.fn.strdisplaywidth(text) <= room then
+    return text
+  end
+  local more = "… (:AcpLog)"
+  return vim.fn.strcharpart(text, 0, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more
+end
+
 function M.notify(msg, level)
-  vim.notify("acp-sidecar: " .. msg, level or vim.log.levels.INFO)
+  vim.notify(fit("acp-sidecar: " .. msg), level or vim.log.levels.INFO)
 end
 
 --- Run fn, report errors with vim.notify instead of raising into a handler.
