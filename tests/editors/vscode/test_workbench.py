@@ -10,6 +10,7 @@ that feature (see features.py), ordinary tests once it has it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -29,6 +30,32 @@ def start_session(workbench: Workbench, prompt: str) -> None:
     workbench.wait_chat(".msg.user", prompt)
     workbench.wait_chat(".msg.agent")
     workbench.wait_status(r"· idle$", timeout=90.0)
+
+
+def review_edit(workbench: Workbench, shown: Callable[[dict[str, str]], bool]) -> dict[str, str]:
+    """Asks the demo agent to edit README.md and opens its diff review from the notification;
+    waits until both sides show what `shown` wants (not one side right after the other showed)."""
+    workbench.open_chat()
+    workbench.chat_send("#edit=README.md")
+    workbench.wait_toast(ASKS)
+    workbench.click_toast_button(ASKS, "Review diff")
+    workbench.wait_for(".tab", hasText="current ↔ agent's edit")
+    sides: dict[str, str] = {}
+
+    def rendered() -> bool:
+        sides.update(workbench.diff_sides())
+        return shown(sides)
+
+    workbench.wait_until(lambda: f"both sides of the diff (last seen {sides!r})", rendered)
+    return sides
+
+
+def accept_review(workbench: Workbench) -> None:
+    """Accept in the diff editor's title bar: the review closes and the agent's tool call completes."""
+    workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
+    workbench.wait_for(".monaco-diff-editor", state="hidden")
+    workbench.wait_chat(".permission.resolved", "Answered: Allow")
+    workbench.wait_chat(".tool.status-completed", "README.md")
 
 
 def test_activation_without_errors_and_status_bar(workbench: Workbench) -> None:
@@ -146,32 +173,56 @@ def test_diff_reviewed_and_accepted(workbench: Workbench) -> None:
     workbench.click(".editor-instance .monaco-editor .view-lines")
     workbench.press("Control+Home")
     workbench.call("type", text="Unsaved line\n")
-    workbench.open_chat()
-    workbench.chat_send("#edit=README.md")
-    workbench.wait_toast(ASKS)
-    workbench.click_toast_button(ASKS, "Review diff")
-    workbench.wait_for(".tab", hasText="current ↔ agent's edit")
-    # Both sides read once each shows its text, not the current side right after the proposed one showed.
-    sides: dict[str, str] = {}
-
-    def rendered() -> bool:
-        sides.update(workbench.diff_sides())
-        return "Unsaved line" in sides["original"] and EDIT_LINE in sides["modified"]
-
-    workbench.wait_until(lambda: f"both sides of the diff (last seen {sides!r})", rendered)
+    sides = review_edit(workbench, lambda s: "Unsaved line" in s["original"] and EDIT_LINE in s["modified"])
     assert "Unsaved line" in sides["modified"], sides
     # Nothing was applied before Accept: the current side is the unsaved editor text, still unsaved.
     assert EDIT_LINE not in sides["original"], (sides, workbench.describe())
     assert readme.read_text() == on_disk, "the unsaved line was saved"
     workbench.milestone("diff-review")
-    workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
-    workbench.wait_for(".monaco-diff-editor", state="hidden")
-    workbench.wait_chat(".permission.resolved", "Answered: Allow")
-    workbench.wait_chat(".tool.status-completed", "README.md")
+    accept_review(workbench)
     workbench.open_file("README.md")
     workbench.wait_until("the edit in the editor", lambda: EDIT_LINE in workbench.editor_text())
     assert "Unsaved line" in workbench.editor_text()
     # It went through the open editor (an unsaved edit, like the user's own), not behind its back to disk.
+    assert readme.read_text() == on_disk
+
+
+@pytest.mark.needs_sidecar("permission_notifications")
+@pytest.mark.agent_env({"ACP_DEMO_DIFFS": "snippet"})
+def test_snippet_diff_reviewed_changed_and_accepted(workbench: Workbench) -> None:
+    # The agent sends only the changed part (as claude-agent-acp's Edit does): the review still
+    # shows the whole file after the edit, and what the user makes of it is what the file gets.
+    readme = workbench.server.workspace / "README.md"
+    on_disk = readme.read_text()
+    lines = [line for line in on_disk.splitlines() if line]
+    workbench.open_file("README.md")
+    sides = review_edit(workbench, lambda s: EDIT_LINE in s["modified"] and lines[0] in s["original"])
+    assert all(line in sides["modified"] for line in lines), sides  # the whole file, not the snippet
+    workbench.milestone("snippet-diff-review")
+    # The user writes its own line instead of the agent's, on the proposal side.
+    mine = "The user's own line."
+    workbench.click(".monaco-diff-editor .editor.modified .view-line", hasText=EDIT_LINE)
+    workbench.press("End")
+    workbench.press("Shift+Home")
+    workbench.call("type", text=mine)
+
+    def changed() -> bool:
+        sides.update(workbench.diff_sides())
+        return mine in sides["modified"] and EDIT_LINE not in sides["modified"]
+
+    workbench.wait_until(lambda: f"the user's line on the right side (last seen {sides!r})", changed)
+    # Kept in memory at once: the tab is not left dirty, so closing it would ask nothing.
+    workbench.wait_for(".tab.dirty", state="hidden")
+    workbench.milestone("snippet-diff-changed")
+    accept_review(workbench)
+    assert not workbench.texts(".monaco-dialog-box"), "closing the review asked something"
+    workbench.open_file("README.md")
+    workbench.wait_until("the user's line in the editor", lambda: mine in workbench.editor_text())
+    text = workbench.editor_text()
+    assert EDIT_LINE not in text, text
+    shown = [line for line in text.splitlines() if line.strip()]
+    assert shown == [*lines, mine], text
+    # Through the open editor, unsaved: nothing was written to disk.
     assert readme.read_text() == on_disk
 
 
