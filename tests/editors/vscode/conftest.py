@@ -51,7 +51,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_sidecar(feature): the scenario needs that sidecar feature")
-    config.addinivalue_line("markers", "agent_env(mapping): extra agent environment (acpSidecar.agent.env)")
+    config.addinivalue_line("markers", "machine_settings(mapping): more settings, e.g. acpSidecar.agent.env")
 
 
 @pytest.fixture(scope="session")
@@ -82,10 +82,10 @@ def code_server(
     request: pytest.FixtureRequest, tmp_path: Path, workspace: Path, vscode_tools: Tools, vsix: Build
 ) -> Iterator[CodeServer]:
     server = CodeServer(vscode_tools, tmp_path / "code-server", workspace)
-    agent_env = request.node.get_closest_marker("agent_env")
-    if agent_env is not None:
-        # As a user sets it: the extension sends it to the sidecar, which starts the agent with it.
-        server.write_machine_settings({**MACHINE_SETTINGS, "acpSidecar.agent.env": agent_env.args[0]})
+    more = request.node.get_closest_marker("machine_settings")
+    if more is not None:
+        # As a user sets them (e.g. the agent's environment: the sidecar starts the agent with it).
+        server.write_machine_settings({**MACHINE_SETTINGS, **more.args[0]})
     server.install_extension(vsix.vsix)
     try:
         yield server
