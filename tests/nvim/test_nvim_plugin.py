@@ -5,7 +5,6 @@ notifications, init options, health check."""
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from nvim_harness import PLUGIN, run_lua
 
 from sidecar.core.diff_apply import apply_diffs
+from tests.diff_cases import FIXED, FIXED_FITS, diff_cases
 
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
@@ -392,38 +392,7 @@ def test_help_tags_and_demo_init(nvim_bin: str, tmp_path: Path) -> None:
 def test_review_applies_diffs_by_the_sidecars_rules(nvim_bin: str, tmp_path: Path) -> None:
     """The review shows the file after the agent's diffs (a snippet changes its part only); the
     plugin's rule and the sidecar's (sidecar/core/diff_apply.py) agree on fixed and random cases."""
-    readme = "# Demo\n\nline one\nline two\n"
-    cases: list[tuple[str | None, list[dict[str, object]]]] = [
-        (readme, [{"oldText": readme, "newText": readme + "added\n"}]),
-        (None, [{"oldText": None, "newText": "new file\n"}]),
-        (readme, [{"oldText": "line two", "newText": "line 2"}]),
-        (readme, [{"oldText": "line one\n", "newText": ""}]),
-        ("a\nb\nc\n", [{"oldText": "b\n", "newText": "b\nc\n"}]),
-        (readme, [{"oldText": "not there", "newText": "x"}]),
-        ("x\nx\n", [{"oldText": "x", "newText": "y"}]),
-        (None, [{"oldText": "old", "newText": "new"}]),
-        ("", [{"oldText": "", "newText": "new"}]),
-        (
-            readme,
-            [
-                {"oldText": "line one", "newText": "line 1"},
-                {"oldText": "line 1\nline two", "newText": "1\n2"},
-            ],
-        ),
-    ]
-    rng = random.Random(7)
-    for _ in range(300):
-        current = "".join(rng.choice("ab\n") for _ in range(rng.randrange(12)))
-        diffs = [
-            {
-                "oldText": None
-                if rng.random() < 0.1
-                else "".join(rng.choice("ab\n") for _ in range(rng.randrange(4))),
-                "newText": "".join(rng.choice("abc\n") for _ in range(rng.randrange(4))),
-            }
-            for _ in range(rng.randrange(1, 3))
-        ]
-        cases.append((None if rng.random() < 0.05 else current, diffs))
+    cases = diff_cases()
     data = tmp_path / "cases.json"
     data.write_text(json.dumps(cases))
     res = run_lua(
@@ -443,18 +412,7 @@ def test_review_applies_diffs_by_the_sidecars_rules(nvim_bin: str, tmp_path: Pat
     for (current, diffs), got in zip(cases, res, strict=True):
         want = apply_diffs(current, diffs)
         assert (got["fit"], got["text"]) == (want.fit.value, want.text), (current, diffs)
-    assert [r["fit"] for r in res[:10]] == [
-        "applies",
-        "applies",
-        "applies",
-        "applies",
-        "applied",
-        "conflict",
-        "conflict",
-        "conflict",
-        "applies",
-        "applies",
-    ]
+    assert [r["fit"] for r in res[: len(FIXED)]] == FIXED_FITS
     assert res[2]["text"] == "# Demo\n\nline one\nline 2\n"
 
 

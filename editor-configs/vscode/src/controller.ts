@@ -13,6 +13,24 @@ import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from '.
 /** The most of a transcript document the chat view shows (its tail); the document has it all. */
 const MAX_HISTORY_BYTES = 1024 * 1024;
 
+/** The user's version of a file, through the editor like the user's own typing (unsaved), not to disk. */
+async function replaceText(uri: vscode.Uri, text: string): Promise<boolean> {
+  const edit = new vscode.WorkspaceEdit();
+  let doc: vscode.TextDocument | undefined;
+  try {
+    doc = await vscode.workspace.openTextDocument(uri);
+  } catch {
+    doc = undefined; // no such file yet
+  }
+  if (doc) {
+    edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+  } else {
+    edit.createFile(uri, { ignoreIfExists: true });
+    edit.insert(uri, new vscode.Position(0, 0), text);
+  }
+  return vscode.workspace.applyEdit(edit);
+}
+
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -154,12 +172,17 @@ export class Controller implements ChatActions, vscode.Disposable {
     void this.diffReview.open({
       key: `tool:${item.toolCallId}:${index}`,
       path: diff.path,
-      newText: diff.newText,
+      diffs: item.diffs.filter((d) => d.path === diff.path),
+      shown: diff,
       title: item.title,
-      accept: async () => {
+      accept: async (text) => {
         try {
-          const r = await this.sidecar.exec<{ applied: boolean }>(AcpCommand.editApply, { sessionId, toolCallId: item.toolCallId });
-          if (!r.applied) {
+          // The proposal as the agent made it: the sidecar applies the tool call's diffs.
+          const applied =
+            text === undefined
+              ? (await this.sidecar.exec<{ applied: boolean }>(AcpCommand.editApply, { sessionId, toolCallId: item.toolCallId })).applied
+              : await replaceText(vscode.Uri.file(diff.path), text);
+          if (!applied) {
             void vscode.window.showWarningMessage('ACP: the edit could not be applied.');
           }
         } catch (err) {

@@ -17,7 +17,7 @@ export function activate(context: vscode.ExtensionContext): void {
   statusItem.command = 'acpSidecar.sessions';
   const running = new Sidecar(log);
   sidecar = running;
-  const review = new DiffReview();
+  const review = new DiffReview(log);
   // The controller is created right below; the view only calls it after the webview exists.
   let controller: Controller | undefined;
   const chat = new ChatView(context.extensionUri, {

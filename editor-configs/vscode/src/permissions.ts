@@ -75,34 +75,37 @@ export class Permissions {
       });
   }
 
-  /** Answers a pending request; an answer that came too late says so. */
-  async respond(requestId: string, optionId: string): Promise<void> {
+  /** Answers a pending request; an answer that came too late says so. `edits`: the user's text of files it reviewed. */
+  async respond(requestId: string, optionId: string, edits?: Array<{ path: string; text: string }>): Promise<void> {
     if (!this.pending.has(requestId)) {
       void vscode.window.showInformationMessage('ACP: that permission request was answered already.');
       return;
     }
     try {
-      await this.sidecar.exec(AcpCommand.permissionRespond, { requestId: this.pending.get(requestId)?.requestId, optionId });
+      const args = { requestId: this.pending.get(requestId)?.requestId, optionId };
+      await this.sidecar.exec(AcpCommand.permissionRespond, edits ? { ...args, edits } : args);
     } catch (err) {
       void vscode.window.showErrorMessage(`ACP: could not answer the permission request: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
-  /** Opens the diff review of a pending edit request; Accept allows it, Reject rejects it. */
+  /** Opens the diff review of a pending edit request; Accept allows it (with the user's text if changed), Reject rejects it. */
   async openReview(requestId: string, index: number): Promise<void> {
     const p = this.pending.get(requestId);
     if (!p) {
       void vscode.window.showInformationMessage('ACP: that permission request was answered already.');
       return;
     }
-    const diff = this.diffs(p)[index];
+    const all = this.diffs(p);
+    const diff = all[index];
     if (!diff) {
       return;
     }
-    const decide = (allow: boolean) => async (): Promise<void> => {
+    // Accept with the proposal changed: allowed, and the sidecar writes the user's text instead of the agent's.
+    const decide = (allow: boolean) => async (text?: string): Promise<void> => {
       const option = optionFor(p.options, allow);
       if (option) {
-        await this.respond(requestId, option.optionId);
+        await this.respond(requestId, option.optionId, allow && text !== undefined ? [{ path: diff.path, text }] : undefined);
       } else {
         void vscode.window.showWarningMessage(`ACP: the agent offered no option to ${allow ? 'allow' : 'reject'} this edit.`);
       }
@@ -110,7 +113,8 @@ export class Permissions {
     await this.review.open({
       key: `permission:${requestId}:${index}`,
       path: diff.path,
-      newText: diff.newText,
+      diffs: all.filter((d) => d.path === diff.path),
+      shown: diff,
       title: Permissions.title(p),
       accept: decide(true),
       reject: decide(false),

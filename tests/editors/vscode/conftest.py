@@ -17,7 +17,7 @@ import pytest
 
 from tests.editors.vscode.build import Build, build_vsix
 from tests.editors.vscode.features import SidecarFeatures, probe
-from tests.editors.vscode.harness import HERE, CodeServer, Driver, Tools, find_tools
+from tests.editors.vscode.harness import HERE, MACHINE_SETTINGS, CodeServer, Driver, Tools, find_tools
 from tests.editors.vscode.workbench import Workbench
 
 ARTIFACTS = (
@@ -51,6 +51,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_sidecar(feature): the scenario needs that sidecar feature")
+    config.addinivalue_line("markers", "machine_settings(mapping): more settings, e.g. acpSidecar.agent.env")
 
 
 @pytest.fixture(scope="session")
@@ -77,8 +78,14 @@ def pytest_runtest_makereport(
 
 
 @pytest.fixture
-def code_server(tmp_path: Path, workspace: Path, vscode_tools: Tools, vsix: Build) -> Iterator[CodeServer]:
+def code_server(
+    request: pytest.FixtureRequest, tmp_path: Path, workspace: Path, vscode_tools: Tools, vsix: Build
+) -> Iterator[CodeServer]:
     server = CodeServer(vscode_tools, tmp_path / "code-server", workspace)
+    more = request.node.get_closest_marker("machine_settings")
+    if more is not None:
+        # As a user sets them (e.g. the agent's environment: the sidecar starts the agent with it).
+        server.write_machine_settings({**MACHINE_SETTINGS, **more.args[0]})
     server.install_extension(vsix.vsix)
     try:
         yield server

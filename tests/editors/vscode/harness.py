@@ -35,6 +35,7 @@ DRIVER_JS = HERE / "driver.js"
 # The sidecar the extension starts: this checkout's, or another build to try the extension against.
 SIDECAR = os.environ.get("ACP_SIDECAR_VSCODE_SIDECAR") or str(Path(sys.executable).with_name("acp-sidecar"))
 EXTENSION_ID = "acp-sidecar.acp-sidecar"
+MACHINE_SETTINGS = {"acpSidecar.path": SIDECAR}
 # The machine is shared and loaded: waits are generous, never fixed sleeps.
 START_TIMEOUT_S = 120.0
 WAIT_S = 60.0
@@ -125,7 +126,7 @@ class CodeServer:
         ):
             d.mkdir(parents=True, exist_ok=True)
         self.write_settings(USER_SETTINGS)
-        self.write_machine_settings({"acpSidecar.path": SIDECAR})
+        self.write_machine_settings(MACHINE_SETTINGS)
         # A key for restarts, so that a test can ask for several faster than through the palette.
         keys = [{"key": "ctrl+alt+r", "command": "acpSidecar.restart"}]
         (self.user_data / "User" / "keybindings.json").write_text(json.dumps(keys))

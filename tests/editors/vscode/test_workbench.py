@@ -10,6 +10,7 @@ that feature (see features.py), ordinary tests once it has it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -20,6 +21,8 @@ pytestmark = [pytest.mark.editors, pytest.mark.slow, pytest.mark.timeout(420)]
 
 EDIT_LINE = "Edited by the acp-sidecar demo agent."
 ASKS = "the agent asks to run"
+# The demo agent sends an edit's diff as only the changed part, as claude-agent-acp's Edit does.
+SNIPPET_DIFFS = {"ACP_DEMO_DIFFS": "snippet"}
 
 
 def start_session(workbench: Workbench, prompt: str) -> None:
@@ -29,6 +32,51 @@ def start_session(workbench: Workbench, prompt: str) -> None:
     workbench.wait_chat(".msg.user", prompt)
     workbench.wait_chat(".msg.agent")
     workbench.wait_status(r"· idle$", timeout=90.0)
+
+
+def review_edit(workbench: Workbench, shown: Callable[[dict[str, str]], bool]) -> dict[str, str]:
+    """Asks the demo agent to edit README.md and opens its diff review from the notification;
+    waits until both sides show what `shown` wants (not one side right after the other showed)."""
+    workbench.open_chat()
+    workbench.chat_send("#edit=README.md")
+    workbench.wait_toast(ASKS)
+    workbench.click_toast_button(ASKS, "Review diff")
+    workbench.wait_for(".tab", hasText="current ↔ agent's edit")
+    sides: dict[str, str] = {}
+
+    def rendered() -> bool:
+        sides.update(workbench.diff_sides())
+        return shown(sides)
+
+    workbench.wait_until(lambda: f"both sides of the diff (last seen {sides!r})", rendered)
+    return sides
+
+
+def accept_review(workbench: Workbench) -> None:
+    """Accept in the diff editor's title bar: the review closes and the agent's tool call completes."""
+    workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
+    workbench.wait_for(".monaco-diff-editor", state="hidden")
+    workbench.wait_chat(".permission.resolved", "Answered: Allow")
+    workbench.wait_chat(".tool.status-completed", "README.md")
+
+
+def change_proposal(workbench: Workbench) -> str:
+    """The user writes its own line instead of the agent's, on the review's proposal side."""
+    mine = "The user's own line."
+    workbench.click(".monaco-diff-editor .editor.modified .view-line", hasText=EDIT_LINE)
+    workbench.press("End")
+    workbench.press("Shift+Home")
+    workbench.call("type", text=mine)
+    sides: dict[str, str] = {}
+
+    def changed() -> bool:
+        sides.update(workbench.diff_sides())
+        return mine in sides["modified"] and EDIT_LINE not in sides["modified"]
+
+    workbench.wait_until(lambda: f"the user's line on the right side (last seen {sides!r})", changed)
+    # Kept in memory at once: the tab is not left dirty, so closing it would ask nothing.
+    workbench.wait_for(".tab.dirty", state="hidden")
+    return mine
 
 
 def test_activation_without_errors_and_status_bar(workbench: Workbench) -> None:
@@ -146,33 +194,101 @@ def test_diff_reviewed_and_accepted(workbench: Workbench) -> None:
     workbench.click(".editor-instance .monaco-editor .view-lines")
     workbench.press("Control+Home")
     workbench.call("type", text="Unsaved line\n")
-    workbench.open_chat()
-    workbench.chat_send("#edit=README.md")
-    workbench.wait_toast(ASKS)
-    workbench.click_toast_button(ASKS, "Review diff")
-    workbench.wait_for(".tab", hasText="current ↔ agent's edit")
-    # Both sides read once each shows its text, not the current side right after the proposed one showed.
-    sides: dict[str, str] = {}
-
-    def rendered() -> bool:
-        sides.update(workbench.diff_sides())
-        return "Unsaved line" in sides["original"] and EDIT_LINE in sides["modified"]
-
-    workbench.wait_until(lambda: f"both sides of the diff (last seen {sides!r})", rendered)
+    sides = review_edit(workbench, lambda s: "Unsaved line" in s["original"] and EDIT_LINE in s["modified"])
     assert "Unsaved line" in sides["modified"], sides
     # Nothing was applied before Accept: the current side is the unsaved editor text, still unsaved.
     assert EDIT_LINE not in sides["original"], (sides, workbench.describe())
     assert readme.read_text() == on_disk, "the unsaved line was saved"
     workbench.milestone("diff-review")
-    workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
-    workbench.wait_for(".monaco-diff-editor", state="hidden")
-    workbench.wait_chat(".permission.resolved", "Answered: Allow")
-    workbench.wait_chat(".tool.status-completed", "README.md")
+    accept_review(workbench)
     workbench.open_file("README.md")
     workbench.wait_until("the edit in the editor", lambda: EDIT_LINE in workbench.editor_text())
     assert "Unsaved line" in workbench.editor_text()
     # It went through the open editor (an unsaved edit, like the user's own), not behind its back to disk.
     assert readme.read_text() == on_disk
+
+
+@pytest.mark.needs_sidecar("permission_notifications")
+@pytest.mark.machine_settings({"acpSidecar.agent.env": SNIPPET_DIFFS})
+def test_snippet_diff_reviewed_changed_and_accepted(workbench: Workbench) -> None:
+    # The agent sends only the changed part (as claude-agent-acp's Edit does): the review still
+    # shows the whole file after the edit, and what the user makes of it is what the file gets.
+    readme = workbench.server.workspace / "README.md"
+    on_disk = readme.read_text()
+    lines = [line for line in on_disk.splitlines() if line]
+    workbench.open_file("README.md")
+    sides = review_edit(workbench, lambda s: EDIT_LINE in s["modified"] and lines[0] in s["original"])
+    assert all(line in sides["modified"] for line in lines), sides  # the whole file, not the snippet
+    workbench.milestone("snippet-diff-review")
+    mine = change_proposal(workbench)
+    workbench.milestone("snippet-diff-changed")
+    accept_review(workbench)
+    assert not workbench.texts(".monaco-dialog-box"), "closing the review asked something"
+    assert_readme_is(workbench, on_disk, mine)
+
+
+@pytest.mark.machine_settings({"acpSidecar.agent.env": SNIPPET_DIFFS, "acpSidecar.permissions": "reject"})
+def test_tool_call_diff_reviewed_changed_and_applied(workbench: Workbench) -> None:
+    # No permission to answer (rejected by the setting): Accept puts the user's version into the
+    # file through the editor, as acp.edit.apply would the agent's.
+    readme = workbench.server.workspace / "README.md"
+    on_disk = readme.read_text()
+    workbench.open_file("README.md")
+    workbench.open_chat()
+    workbench.chat_send("#edit=README.md")
+    workbench.wait_chat(".tool.status-failed", "README.md")
+    workbench.wait_status(r"· idle$")
+    workbench.click(".tool button", scope="chat", hasText="Review diff")
+    workbench.wait_for(".tab", hasText="current ↔ agent's edit")
+    workbench.wait_until(
+        "the agent's line on the right side", lambda: EDIT_LINE in workbench.diff_sides()["modified"]
+    )
+    mine = change_proposal(workbench)
+    workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
+    workbench.wait_for(".monaco-diff-editor", state="hidden")
+    assert_readme_is(workbench, on_disk, mine)
+
+
+@pytest.mark.needs_sidecar("permission_notifications")
+@pytest.mark.machine_settings({"acpSidecar.agent.env": SNIPPET_DIFFS})
+def test_snippet_diff_that_no_longer_fits_is_shown_as_sent(workbench: Workbench) -> None:
+    # The user changed the lines the agent's snippet replaces before reviewing it: no whole file
+    # can be made of it, so the review shows the agent's old and new text and says so.
+    workbench.open_file("README.md")
+    workbench.open_chat()
+    workbench.chat_send("#edit=README.md")
+    workbench.wait_toast(ASKS)
+    workbench.open_file("README.md")
+    workbench.click(".editor-instance .monaco-editor .view-line", hasText="Line four.")
+    workbench.press("End")
+    workbench.press("Shift+Home")
+    workbench.call("type", text="Line 4.")
+    workbench.click(".permission.pending button", scope="chat", hasText="Review diff")
+    workbench.wait_for(".tab", hasText="agent's old ↔ new text (does not fit the file)")
+    workbench.wait_toast("does not fit the file as it is now")
+    sides: dict[str, str] = {}
+
+    def rendered() -> bool:
+        sides.update(workbench.diff_sides())
+        return "Line four." in sides["original"] and EDIT_LINE in sides["modified"]
+
+    workbench.wait_until(lambda: f"the agent's old and new text (last seen {sides!r})", rendered)
+    assert "Practice repo" not in sides["original"] + sides["modified"], sides
+    workbench.click('.editor-actions a.action-label[aria-label*="Reject the agent"]')
+    workbench.wait_for(".monaco-diff-editor", state="hidden")
+    workbench.wait_chat(".permission.resolved", "Answered: Reject")
+
+
+def assert_readme_is(workbench: Workbench, on_disk: str, mine: str) -> None:
+    """The open README.md holds exactly its text and the user's line, unsaved (the disk unchanged)."""
+    workbench.open_file("README.md")
+    workbench.wait_until("the user's line in the editor", lambda: mine in workbench.editor_text())
+    text = workbench.editor_text()
+    assert EDIT_LINE not in text, text
+    shown = [line for line in text.splitlines() if line.strip()]
+    assert shown == [line for line in on_disk.splitlines() if line] + [mine], text
+    # Through the open editor, unsaved: nothing was written to disk.
+    assert (workbench.server.workspace / "README.md").read_text() == on_disk
 
 
 def test_rename_shown_in_status_bar(workbench: Workbench) -> None:
