@@ -19,7 +19,7 @@ export const PROPOSED_SCHEME = 'acp-proposed';
 /** Read-only left sides: the agent's old text on a conflict, or nothing for a new file. */
 const ORIGINAL_SCHEME = 'acp-original';
 const SAVE_DELAY_MS = 300;
-const SAVE_TRIES = 5;
+const SAVE_TRIES = 30; // about 10 s: on a loaded machine VS Code may refuse several in a row
 
 export interface Review {
   /** Unique per proposal (a permission request or a tool call, and the file). */
@@ -191,6 +191,9 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, SAVE_DELAY_MS));
+    }
+    if (doc.isDirty && !doc.isClosed) {
+      this.log.appendLine(`diff review: VS Code kept refusing to keep the proposal ${doc.uri.toString()}; it stays unsaved`);
     }
   }
 

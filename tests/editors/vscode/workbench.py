@@ -103,14 +103,18 @@ class Workbench:
     # ------------------------------------------------------------------ palette and pickers
     def run_command(self, title: str, timeout: float = WAIT_S) -> None:
         """F1, type the command's title, pick that row. Retried: the palette lists an
-        extension's commands only once the extension host has registered it."""
+        extension's commands only once the extension host has registered it, and a palette
+        closed before it was used is opened again."""
         deadline = time.monotonic() + timeout
         while True:
             self.press("Escape")
             self.press("F1")
-            self.wait_for(f"{QUICK_INPUT} input")
-            self.call("fill", selector=f"{QUICK_INPUT} input", text=f">{title}")
             try:
+                # The palette may close again at once: a view the last command revealed takes
+                # the focus a moment later (a quick input closes when it loses the focus).
+                self.driver.call(
+                    "fill", timeout=10.0, scope="page", selector=f"{QUICK_INPUT} input", text=f">{title}"
+                )
                 self.driver.call("click", timeout=5.0, scope="page", selector=QUICK_ROW, hasText=title)
                 return
             except DriverError as exc:
