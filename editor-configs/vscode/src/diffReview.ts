@@ -43,6 +43,8 @@ interface Open {
   editable: boolean;
   /** The right side as VS Code loaded it (its line ends normalized), to see whether the user changed it. */
   loaded: string;
+  left: vscode.Uri;
+  title: string;
 }
 
 interface Entry {
@@ -215,6 +217,13 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
 
   /** Opens the diff editor for a proposal, and a notification with Accept / Reject. */
   async open(review: Review): Promise<void> {
+    const shown = this.reviews.get(review.key);
+    if (shown?.editable && this.edited(shown) !== undefined) {
+      // Opened again after the user changed the proposal (the tab was closed, or is behind
+      // others): their version stays, it is not computed anew from the agent's diffs.
+      await vscode.commands.executeCommand('vscode.diff', shown.left, shown.uri, shown.title, { preview: false });
+      return;
+    }
     const current = vscode.Uri.file(review.path);
     const proposal = applyDiffs(await currentText(current), review.diffs);
     const uri = this.proposedUri(review);
@@ -238,7 +247,7 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
       title = `${name}: current ↔ agent's edit`;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
-    this.reviews.set(review.key, { review, uri, editable: fit !== 'conflict', loaded: doc.getText() });
+    this.reviews.set(review.key, { review, uri, editable: fit !== 'conflict', loaded: doc.getText(), left, title });
     await vscode.commands.executeCommand('vscode.diff', left, uri, title, { preview: false });
     const what = truncate(sanitize(review.title), 80);
     const message =

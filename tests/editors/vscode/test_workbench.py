@@ -244,6 +244,14 @@ def test_tool_call_diff_reviewed_changed_and_applied(workbench: Workbench) -> No
         "the agent's line on the right side", lambda: EDIT_LINE in workbench.diff_sides()["modified"]
     )
     mine = change_proposal(workbench)
+    # Closed without a decision and opened again: the user's version is what it shows.
+    workbench.run_command("View: Close Editor")
+    workbench.wait_for(".monaco-diff-editor", state="hidden")
+    workbench.click(".tool button", scope="chat", hasText="Review diff")
+    workbench.wait_until(
+        "the user's line kept on the right side",
+        lambda: mine in (sides := workbench.diff_sides())["modified"] and EDIT_LINE not in sides["modified"],
+    )
     workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
     workbench.wait_for(".monaco-diff-editor", state="hidden")
     assert_readme_is(workbench, on_disk, mine)
