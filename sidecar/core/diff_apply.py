@@ -37,9 +37,9 @@ def apply_diff(current: str | None, old: str | None, new: str) -> Proposal:
         # Old text of a file that is not there; an empty old text fits only an empty file.
         fits = old == "" and not current
         return Proposal(Fit.APPLIES, new) if fits else Proposal(Fit.CONFLICT, None)
-    olds = current.count(old)
     if new and old in new and new in current:
         return Proposal(Fit.APPLIED, current)  # e.g. lines appended after `old`: already there
+    olds = current.count(old)
     if olds == 1:
         return Proposal(Fit.APPLIES, current.replace(old, new, 1))
     if olds == 0 and new and new in current:

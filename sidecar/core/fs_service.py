@@ -40,9 +40,12 @@ class FileService:
         self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._write_disk)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
-        session = self._sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        return self._session(params.get("sessionId"))
+
+    def _session(self, session_id: object) -> Session:
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
-            raise SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
+            raise SidecarError(RESOURCE_NOT_FOUND, f"unknown session {session_id!r:.80}")
         return session
 
     async def read_text_file(self, params: JsonObj) -> JsonObj:
@@ -69,12 +72,10 @@ class FileService:
         return {}
 
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
-        session = self._session_for_fs({"sessionId": session_id})
-        return await self._ops.run(session_id, read_text_if_exists, path, session.roots)
+        return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
 
     async def _write_disk(self, session_id: str, path: Path, text: str) -> None:
-        session = self._session_for_fs({"sessionId": session_id})
-        await self._ops.run(session_id, write_text, path, text, session.roots)
+        await self._ops.run(session_id, write_text, path, text, self._session(session_id).roots)
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""

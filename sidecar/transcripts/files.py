@@ -10,7 +10,15 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["Locked", "locked_file", "private_dir", "read_all", "read_shared", "temp_path", "write_all"]
+__all__ = [
+    "Locked",
+    "locked_file",
+    "private_dir",
+    "read_all",
+    "read_shared",
+    "remove_stale_temp",
+    "write_all",
+]
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -57,6 +65,13 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp")
 
 
+def remove_stale_temp(path: Path) -> None:
+    """Remove a killed writer's temp file of `path`. Call it under the document's lock: no
+    rewrite of it is under way then, so a temp file there is such a leftover."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp_path(path))
+
+
 class Locked:
     """A document open under an exclusive lock; see :func:`locked_file`."""
 
@@ -70,9 +85,7 @@ class Locked:
         """Replace the file atomically by a new one (temp file + rename) and keep holding the lock,
         now on the new file too: whoever opens the path next waits for us."""
         temp = temp_path(self.path)
-        # Under the document's lock nobody else rewrites it: a file there is a killed writer's.
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        remove_stale_temp(self.path)
         fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
         try:
             os.fchmod(fd, FILE_MODE)

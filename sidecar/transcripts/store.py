@@ -16,7 +16,6 @@ All methods block (file I/O and locks): call them from a worker thread.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import threading
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from .document import PROMPT_AREA, header_text, separator_for, title_line
 from .elements import HEADINGS
-from .files import Locked, locked_file, private_dir, read_all, read_shared, temp_path, write_all
+from .files import Locked, locked_file, private_dir, read_all, read_shared, remove_stale_temp, write_all
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
@@ -297,7 +296,7 @@ class _Open:
 
     def _layout(self) -> tuple[Layout, bool]:
         """The whole document, parsed (created if empty). Returns (layout, created)."""
-        self._remove_stale_temp_files()
+        remove_stale_temp(self.path)  # we hold the lock
         data = read_all(self.locked.fd)
         if not data:
             return Layout(header_text(self.title, self.agent, self.session_id), "", "", ""), True
@@ -305,12 +304,6 @@ class _Open:
         layout = parse_layout(text, self.agent, self.session_id, self.title)
         layout.repaired = layout.repaired or torn
         return layout, False
-
-    def _remove_stale_temp_files(self) -> None:
-        """A writer killed during a rewrite leaves its temp file. Under the document's lock no
-        rewrite of it is under way, so a temp file of this document is such a leftover."""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_path(self.path))
 
     # -- writing
 
