@@ -9,6 +9,8 @@ import json
 import pytest
 from tmux_nvim import TmuxNvim
 
+from tests.chunks import shows_chunk
+
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 EDITED = "Edited by the acp-sidecar demo agent."
@@ -51,7 +53,7 @@ def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cur
     vim.wait_screen(r"c3 c4 c5 ")
     # Typing while the answer streams: nothing of it is disturbed, the cursor stays in the input area.
     vim.type("my next question")
-    assert "c699" not in vim.screen()
+    assert not shows_chunk(vim.screen(), 699)
     # The answer is far longer than the window: the window follows it, the input area stays in view.
     screen = vim.wait_screen(r"c5\d\d c5\d\d ")
     assert "my next question" in screen and "c0 c1 c2" not in screen, screen
@@ -80,7 +82,7 @@ def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cur
     vim.wait_screen(r"ACP: . stream please \[running\]")  # the spinner turns in the statusline
     vim.keys("C-c")
     screen = vim.wait_screen(r"Cancelled \(cancelled\)")
-    assert "c1999" not in screen
+    assert not shows_chunk(screen, 1999)
     vim.wait_screen(r"ACP: stream please \[idle\]")
 
 

@@ -10,6 +10,8 @@ import pytest
 from nvim_harness import NvimEnv, find_nvim, find_sidecar
 from test_nvim_e2e import ok
 
+from tests.chunks import shows_chunk
+
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 
@@ -33,11 +35,11 @@ def test_the_answer_grows_in_the_open_transcript_buffer(nvim_env: NvimEnv) -> No
     path = Path(unquote(urlparse(res["transcript"]["uri"]).path))
     assert path.parent == nvim_env.state / "transcripts" / "acp-sidecar-demo"
     opened = "\n".join(res["opened_lines"])
-    assert "c0 " not in opened  # nothing streamed yet when it was opened
+    assert not shows_chunk(opened, 0)  # nothing streamed yet when it was opened
     early = "\n".join(res["early_lines"])
     # While the answer streamed: its first chunks were there, its last not yet.
     assert "#chunks=40 #slow=100 stream please" in early and "c5 c6 " in early
-    assert "c39" not in early and "_Turn ended" not in early
+    assert not shows_chunk(early, 39) and "_Turn ended" not in early
     final = res["final_lines"]
     file_lines = path.read_text().rstrip("\n").split("\n")
     # The buffer is the file, plus what the user wrote in the prompt area.

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.chunks import shows_chunk
 from tests.editors.vscode.workbench import TOAST, Workbench
 from tests.procs import wait_gone
 
@@ -156,7 +157,7 @@ def test_stop_button_cancels_the_running_turn(workbench: Workbench) -> None:
     workbench.wait_for("#stop", scope="chat", state="hidden")
     workbench.wait_status(r"· idle$")
     streamed = workbench.texts(".msg.agent", scope="chat")[0]
-    assert "c1999" not in streamed
+    assert not shows_chunk(streamed, 1999)
 
 
 @pytest.mark.needs_sidecar("permission_notifications")
