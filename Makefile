@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SMOKE := ../shared/contract-check/smoke.py
 
-.PHONY: install setup demo test quick lint typecheck pytest smoke dist vsix bench clean
+.PHONY: install setup demo test quick lint-python lint typecheck pytest smoke dist vsix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,14 +61,19 @@ vsix:
 
 test: setup lint typecheck pytest smoke dist
 
-# Under a minute: lint, types, and the in-process tests (no sidecar or agent subprocess,
-# nothing marked slow, load or editors). `make test` runs everything.
-QUICK_TESTS := tests/unit tests/titles tests/demo_agent/test_units.py tests/editor_configs tests/packaging
-quick: $(STAMP)
+# Lint and types of the Python code alone: no `make setup` needed, so CI runs it first and
+# fails in a minute rather than after the long suite.
+lint-python: $(STAMP)
 	$(BIN)/ruff check sidecar tests bench tools
 	$(BIN)/ruff format --check sidecar tests bench tools
 	$(BIN)/mypy
-	$(BIN)/pytest -q -m "not slow and not load and not editors" $(QUICK_TESTS)
+	$(BIN)/mypy --strict -p tools
+
+# Under a minute: lint, types, and the in-process tier: every test under tests/unit, marked
+# `inprocess` by tests/conftest.py, which also fails any of them that starts a process.
+# `make test` runs everything.
+quick: lint-python
+	$(BIN)/pytest -q -m "inprocess and not slow and not load" tests/unit
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

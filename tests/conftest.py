@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import _posixsubprocess
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,48 @@ from tests.faults.figures import FIGURES
 # loaded machine (seen: 265 ms against the default 200 ms while other test runs shared it).
 settings.register_profile("sidecar", deadline=None)
 settings.load_profile("sidecar")
+
+
+# ---------------------------------------------------------------------- test tiers
+# The tier is the directory: everything under tests/unit is the in-process tier (`make quick`
+# selects it with `-m inprocess`), everything else starts processes (sidecars, agents, editors).
+# The guard below holds the in-process tier to that: a test there that starts a process fails,
+# naming the directory it belongs in, so the quick tier stays quick without a hand-kept list.
+IN_PROCESS_DIR = Path(__file__).resolve().parent / "unit"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if IN_PROCESS_DIR in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.inprocess)
+
+
+class ProcessStartedInProcessTier(AssertionError):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _no_processes_in_the_in_process_tier(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    if request.node.get_closest_marker("inprocess") is None:
+        yield
+        return
+
+    def refuse(*_args: object, **_kwargs: object) -> Any:
+        raise ProcessStartedInProcessTier(
+            f"{request.node.nodeid} starts a process: tests under tests/unit run in-process; "
+            "move it to a directory of the process tier (tests/process, tests/lsp, ...)"
+        )
+
+    # Every way Python starts a process ends in one of these (subprocess and asyncio in
+    # _fork_exec or posix_spawn, multiprocessing in fork_exec or os.fork).
+    monkeypatch.setattr(subprocess, "_fork_exec", refuse)
+    monkeypatch.setattr(_posixsubprocess, "fork_exec", refuse)
+    monkeypatch.setattr(os, "fork", refuse)
+    monkeypatch.setattr(os, "posix_spawn", refuse)
+    monkeypatch.setattr(os, "posix_spawnp", refuse)
+    yield
 
 
 @pytest.fixture

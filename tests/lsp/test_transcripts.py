@@ -17,7 +17,7 @@ from sidecar.transcripts import MARKER, PROMPT_AREA, locate_prompt_area
 from tests.fs_modes import mode_of, umask
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
-from tests.transcripts.markdown_structure import prompt_area_ok, structure
+from tests.unit.transcripts.markdown_structure import prompt_area_ok, structure
 
 SDK_AGENT = Path(__file__).resolve().parents[1] / "agents" / "sdk_agent.py"
 SDK_ARGS = ["--agent", f"{sys.executable} {SDK_AGENT}"]

@@ -46,7 +46,7 @@ from pytest_lsp import LanguageClient
 
 from sidecar import __version__
 from tests.editors.helix.harness import find_hx
-from tests.packaging.test_layout import expected_configs
+from tests.unit.packaging.test_layout import expected_configs
 
 # The module's fixture builds and installs (PyPI for setuptools and the dependencies): on a cold
 # cache that alone can take minutes, and it counts against its first test's timeout.

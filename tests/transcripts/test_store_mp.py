@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.transcripts.store import TranscriptStore
-
-from .helpers import assert_well_formed
+from tests.unit.transcripts.helpers import assert_well_formed
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = Path(__file__).with_name("mp_writer.py")

@@ -19,7 +19,7 @@ from setuptools import find_packages
 
 from sidecar import __version__
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CONFIGS = REPO / "editor-configs"
 BUNDLED = "sidecar.editor_config.bundled"
 
