@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..acp.errors import AUTH_REQUIRED, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 from . import catalog
@@ -13,8 +13,11 @@ from .protocol import Connection, JsonObject, RpcError, log
 from .settings import Settings
 from .store import SessionRecord, Store
 
-if TYPE_CHECKING:
-    from .turn import Turn
+
+class RunningTurn(Protocol):
+    """What the agent's state needs of a running prompt turn (turn.py builds on this module)."""
+
+    def cancel(self) -> None: ...
 
 
 class Session:
@@ -22,7 +25,7 @@ class Session:
 
     def __init__(self, record: SessionRecord) -> None:
         self.record = record
-        self.turn: Turn | None = None
+        self.turn: RunningTurn | None = None
 
 
 class DemoAgent:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
+from .agent import DemoAgent, Session
 from .catalog import CONTEXT_SIZE, PRICE_PER_MILLION_TOKENS
 from .protocol import Connection, JsonObject, RpcError
 from .script import Script
 from .store import merge_meta
-
-if TYPE_CHECKING:
-    from .agent import DemoAgent, Session
 
 STREAM_DRAIN_EVERY = 64
 TOKENS_PER_PROMPT = 1200
