@@ -20,7 +20,7 @@ from .files import read_text, read_text_if_exists, resolve_inside, window, write
 from .ports import EditorFiles
 from .reviewed_edits import ReviewedEdits
 from .session import Session
-from .transcript import diffs_in
+from .tool_calls import diffs_in
 
 JsonObj = dict[str, Any]
 
@@ -86,7 +86,7 @@ class FileService:
         session = self._sessions.get(session_id)
         if session is None:
             raise errors.unknown_session(session_id)
-        diffs = session.transcript.diff_for(tool_call_id) or _asked_diffs(session, tool_call_id)
+        diffs = session.tool_calls.diffs(tool_call_id) or _asked_diffs(session, tool_call_id)
         if not diffs:
             raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
         for diff in diffs:
@@ -98,10 +98,10 @@ class FileService:
         permission requests: (session, toolCallId, call, diffs)."""
         found: list[tuple[Session, str, JsonObj, list[JsonObj]]] = []
         for session in self._sessions.values():
-            for call_id, call in session.transcript.tool_calls.items():
+            for call_id, call in session.tool_calls.items():
                 if call.get("status") in ("completed", "failed"):
                     continue
-                if diffs := session.transcript.diff_for(call_id):
+                if diffs := session.tool_calls.diffs(call_id):
                     found.append((session, call_id, call, diffs))
             known = {call_id for _, call_id, _, _ in found}
             for request in session.permissions.values():

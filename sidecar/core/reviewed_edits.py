@@ -21,7 +21,7 @@ from typing import Any
 from . import errors
 from .diff_apply import Fit, apply_diffs
 from .files import resolve_inside
-from .transcript import diffs_in
+from .tool_calls import diffs_in
 
 log = logging.getLogger(__name__)
 

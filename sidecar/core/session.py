@@ -1,4 +1,4 @@
-"""One ACP session as the sidecar tracks it: turns, permissions, transcript, state."""
+"""One ACP session as the sidecar tracks it: turns, permissions, tool calls, state."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .transcript import Transcript
+from .tool_calls import ToolCalls
 from .turns import Turn, TurnState
 
 JsonObj = dict[str, Any]
@@ -59,7 +59,9 @@ class Session:
     modes: JsonObj | None = None
     config_options: list[JsonObj] = field(default_factory=list)
     legacy_models: JsonObj | None = None
-    transcript: Transcript = field(default_factory=Transcript)
+    tool_calls: ToolCalls = field(default_factory=ToolCalls)
+    # The mode the agent last switched to itself (current_mode_update) or was set to.
+    reported_mode_id: str | None = None
     queue: deque[Turn] = field(default_factory=deque)
     current: Turn | None = None
     permissions: dict[str, PermissionRequest] = field(default_factory=dict)
@@ -78,8 +80,8 @@ class Session:
 
     @property
     def mode_id(self) -> str | None:
-        if self.transcript.mode_id:
-            return self.transcript.mode_id
+        if self.reported_mode_id:
+            return self.reported_mode_id
         if self.modes and isinstance(self.modes.get("currentModeId"), str):
             return str(self.modes["currentModeId"])
         return None

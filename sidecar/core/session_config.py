@@ -38,7 +38,7 @@ class SessionConfig:
             raise errors.invalid(f"unknown mode {mode_id!r}; available: {', '.join(map(str, ids))}")
         client = await self._attach(session)
         await self._call(client.set_mode(session.session_id, mode_id))
-        session.transcript.mode_id = mode_id
+        session.reported_mode_id = mode_id
         self._emit_status()
         return {}
 
@@ -94,7 +94,7 @@ class SessionConfig:
         modes = result.get("modes")
         if isinstance(modes, dict):
             session.modes = modes
-            session.transcript.mode_id = None
+            session.reported_mode_id = None
         options = result.get("configOptions")
         if isinstance(options, list):
             session.config_options = [o for o in options if isinstance(o, dict)]

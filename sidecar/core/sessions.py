@@ -175,7 +175,7 @@ class Sessions:
                 # Known from here on: the replay goes straight to it.
                 self._publish(session)
                 session.replaying = True
-                session.transcript.clear()
+                session.tool_calls.clear()
                 self._transcripts.replay(session, starting=True)
                 try:
                     result = await call(client.load_session(session_id, cwd))
@@ -250,7 +250,10 @@ class Sessions:
             text = content.get("text") if isinstance(content, dict) else None
             if isinstance(text, str) and turn.consume_echo(text):
                 return
-        session.transcript.apply(update)
+        if kind in ("tool_call", "tool_call_update") and isinstance(call_id := update.get("toolCallId"), str):
+            session.tool_calls.apply(call_id, update, replace=kind == "tool_call")
+        elif kind == "current_mode_update" and isinstance(mode := update.get("currentModeId"), str):
+            session.reported_mode_id = mode
         self._transcripts.update(session, update)
         if kind == "session_info_update":
             self._titles.on_info_update(session, update)
@@ -258,8 +261,8 @@ class Sessions:
             session.session_id, turn.turn_id if turn else None, session.replaying, update
         )
         if kind in ("current_mode_update", "config_option_update"):
-            if kind == "config_option_update":
-                session.config_options = list(session.transcript.config_options)
+            if kind == "config_option_update" and isinstance(options := update.get("configOptions"), list):
+                session.config_options = [o for o in options if isinstance(o, dict)]
             self._emit_status()
         elif kind == "usage_update" and (usage := parse_usage(update)) is not None:
             session.usage = usage

@@ -1,4 +1,4 @@
-"""Sessions: new/load/resume, replay marked and the transcript rebuilt, early updates on every attach."""
+"""Sessions: new/load/resume, replay marked and the tool calls rebuilt, early updates on every attach."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def load_only(agents: FakeAgents) -> FakeAgents:
     return agents
 
 
-async def test_load_replays_marked_as_replay_and_rebuilds_the_transcript(
+async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
     load_only: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     agents = load_only
@@ -36,24 +36,19 @@ async def test_load_replays_marked_as_replay_and_rebuilds_the_transcript(
     assert [u["replay"] for u in replayed] == [True, True]
     assert all(u["turnId"] is None for u in replayed)
     session = engine.session("old-1")
-    assert [(m.role, m.text) for m in session.transcript.messages] == [
-        ("user", "hello"),
-        ("agent", "hi there"),
-    ]
+    assert [u["update"]["content"]["text"] for u in replayed] == ["hello", "hi there"]
+    session.tool_calls.apply("t1", {"sessionUpdate": "tool_call", "toolCallId": "t1"}, replace=True)
     # Live updates after the load are not replay.
     await agents.current.send_update("old-1", chunk("live"))
     assert recorder.updates("old-1")[-1]["replay"] is False
-    # A restart re-attaches by load: the history replays again and the transcript is rebuilt, not doubled.
+    # A restart re-attaches by load: the history replays again and the tool calls are rebuilt.
     agents.current.die(3)
     await until(lambda: engine.status()["state"] == "disconnected")
     turn = await engine.prompt("after the restart", "old-1")
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     assert agents.called("session/load") == [("session/load", "old-1", str(workspace))] * 2
-    assert [(m.role, m.text) for m in session.transcript.messages] == [
-        ("user", "hello"),
-        ("agent", "hi there"),
-    ]
+    assert session.tool_calls.get("t1") is None, "a replay rebuilds the session's tool calls"
     assert [u["replay"] for u in recorder.updates("old-1")] == [True, True, False, True, True]
 
 
