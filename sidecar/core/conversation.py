@@ -29,11 +29,15 @@ from .options import EngineOptions
 from .ports import Spawn
 from .session import Session
 from .turns import Turn
+from .updates import Update
 
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 
+# Plain text chunks of agent messages and thoughts are joined before the renderer sees them; a user
+# message's are not (the renderer keeps its chunks as blocks until the message ends).
+_JOINED = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 FLUSH_INTERVAL = 0.25  # seconds: what a busy session's document may lag behind
 MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
 REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
@@ -55,7 +59,7 @@ class TranscriptHooks(Protocol):
 
     def opened(self, session: Session) -> None: ...
     def replay(self, session: Session, starting: bool) -> None: ...
-    def update(self, session: Session, update: JsonObj) -> None: ...
+    def update(self, session: Session, update: Update) -> None: ...
 
 
 @dataclass(eq=False)
@@ -148,18 +152,18 @@ class Conversations:
         else:
             self._queue(self._of(session), lambda: _render(renderer.end_replay), urgent=True)
 
-    def update(self, session: Session, update: JsonObj) -> None:
+    def update(self, session: Session, update: Update) -> None:
         conversation = self._of(session)
-        run = _TextRun.of(update, conversation.renderer)
-        if run is not None:
+        if update.plain and update.kind in _JOINED:
+            run = _TextRun(conversation.renderer, update.kind, update.message_id, [update.text or ""])
             last = conversation.operations[-1] if conversation.operations else None
             if isinstance(last, _TextRun) and last.joins(run):
                 last.parts.append(run.parts[0])  # not handed to the worker yet: still queued
                 return
             self._queue(conversation, run)
             return
-        renderer = conversation.renderer
-        self._queue(conversation, lambda: _render(renderer.update, update))
+        renderer, raw = conversation.renderer, update.raw
+        self._queue(conversation, lambda: _render(renderer.update, raw))
 
     def prompt_sent(self, session: Session, turn: Turn) -> None:
         conversation = self._of(session)
@@ -397,22 +401,6 @@ class _TextRun:
     kind: str
     message_id: str | None
     parts: list[str]
-
-    @classmethod
-    def of(cls, update: JsonObj, renderer: Renderer) -> _TextRun | None:
-        content = update.get("content")
-        kind, message_id = update.get("sessionUpdate"), update.get("messageId")
-        if (
-            kind not in ("agent_message_chunk", "agent_thought_chunk")
-            or not isinstance(content, dict)
-            or content.keys() != {"type", "text"}
-            or content["type"] != "text"
-            or not isinstance(content["text"], str)
-            or not update.keys() <= {"sessionUpdate", "content", "messageId"}
-            or not (message_id is None or isinstance(message_id, str))
-        ):
-            return None
-        return cls(renderer, kind, message_id, [content["text"]])
 
     def joins(self, other: _TextRun) -> bool:
         return self.kind == other.kind and self.message_id == other.message_id

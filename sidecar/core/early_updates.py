@@ -14,14 +14,14 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
+Item = TypeVar("Item")  # an update, as the registry read it
 
 
-class EarlyUpdates:
+class EarlyUpdates(Generic[Item]):
     def __init__(
         self,
         per_session: int,
@@ -34,13 +34,13 @@ class EarlyUpdates:
         self.max_age = max_age
         self._clock = clock
         # session id -> (arrival time, update), oldest session id first.
-        self._parked: OrderedDict[str, deque[tuple[float, JsonObj]]] = OrderedDict()
+        self._parked: OrderedDict[str, deque[tuple[float, Item]]] = OrderedDict()
         self._warned: set[str] = set()
 
     def __len__(self) -> int:
         return sum(len(updates) for updates in self._parked.values())
 
-    def keep(self, session_id: str, update: JsonObj) -> bool:
+    def keep(self, session_id: str, update: Item) -> bool:
         """Park an update; False when it had to be dropped (that session id's share is full)."""
         now = self._clock()
         self._expire(now)
@@ -60,7 +60,7 @@ class EarlyUpdates:
         updates.append((now, update))
         return True
 
-    def take(self, session_id: str) -> list[JsonObj]:
+    def take(self, session_id: str) -> list[Item]:
         """The updates parked for this session, oldest first; they are forgotten here."""
         self._expire(self._clock())
         self._warned.discard(session_id)

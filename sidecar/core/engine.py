@@ -30,6 +30,7 @@ from .status import StatusReporter, build_status
 from .titling import Titling
 from .turn_queue import TurnQueue
 from .turns import Turn, TurnKind
+from .updates import read_update
 
 # The names the LSP layer imports from here.
 __all__ = [
@@ -325,9 +326,9 @@ class Engine:
 
     # ================================================================== ACP client handler
     async def on_session_update(self, params: JsonObj) -> None:
-        self.registry.on_update(params)
-        if isinstance(update := params.get("update"), dict):
-            self.reviewed.tool_call_ended(str(params.get("sessionId")), update)
+        update = read_update(params["sessionId"], params["update"])  # the client checked both
+        self.registry.on_update(update)
+        self.reviewed.tool_call_ended(update.session_id, update.raw)
 
     async def request_permission(self, params: JsonObj) -> JsonObj:
         return await self.permissions.request(params)

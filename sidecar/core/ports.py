@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..acp import AgentDescription, ClientHandler
 from ..transcripts import DocumentChange
 from .session import PermissionRequest
+from .updates import Routed
 
 JsonObj = dict[str, Any]
 
@@ -23,9 +24,7 @@ JsonObj = dict[str, Any]
 class EngineListener(Protocol):
     """Events for the editor side. Called synchronously, in order."""
 
-    def on_session_update(
-        self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj
-    ) -> None: ...
+    def on_session_update(self, routed: Routed) -> None: ...
     def on_turn(
         self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
     ) -> None: ...

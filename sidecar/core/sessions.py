@@ -23,15 +23,14 @@ from .ports import AgentConnection
 from .session import Session
 from .session_config import SessionConfig
 from .titling import Titling
+from .updates import Routed, Update
 from .usage import parse_usage
 
 JsonObj = dict[str, Any]
 
 
 class UpdateSink(Protocol):
-    def on_session_update(
-        self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj
-    ) -> None: ...
+    def on_session_update(self, routed: Routed) -> None: ...
 
 
 class Sessions:
@@ -40,7 +39,7 @@ class Sessions:
         supervisor: AgentSupervisor,
         titles: Titling,
         sink: UpdateSink,
-        early: EarlyUpdates,
+        early: EarlyUpdates[Update],
         emit_status: Callable[[], None],
         transcripts: TranscriptHooks,
     ) -> None:
@@ -231,39 +230,38 @@ class Sessions:
         return await self._titles.entries(cwd, all_cwds, self.active_id)
 
     # ------------------------------------------------------------------ updates from the agent
-    def on_update(self, params: JsonObj) -> None:
-        session_id = params["sessionId"]
-        update: JsonObj = params["update"]
-        session = self.by_id.get(session_id)
-        if session is None or session_id in self._parking:
-            self._early.keep(session_id, update)
+    def on_update(self, update: Update) -> None:
+        session = self.by_id.get(update.session_id)
+        if session is None or update.session_id in self._parking:
+            self._early.keep(update.session_id, update)
             return
         self.route(session, update)
 
-    def route(self, session: Session, update: JsonObj) -> None:
-        kind = update.get("sessionUpdate")
+    def route(self, session: Session, update: Update) -> None:
+        kind, raw = update.kind, update.raw
         # Only the turn whose prompt is in flight owns an update: one that arrives before the
         # next prompt is sent (a late update of an ended turn) belongs to no turn.
         turn = session.current if session.current is not None and session.current.in_flight else None
-        if turn is not None and kind == "user_message_chunk":
-            content = update.get("content")
-            text = content.get("text") if isinstance(content, dict) else None
-            if isinstance(text, str) and turn.consume_echo(text):
-                return
-        if kind in ("tool_call", "tool_call_update") and isinstance(call_id := update.get("toolCallId"), str):
-            session.tool_calls.apply(call_id, update, replace=kind == "tool_call")
-        elif kind == "current_mode_update" and isinstance(mode := update.get("currentModeId"), str):
+        if (
+            turn is not None
+            and kind == "user_message_chunk"
+            and update.text is not None
+            and turn.consume_echo(update.text)
+        ):
+            return
+        call: JsonObj | None = None
+        if update.tool_call_id is not None:
+            call = session.tool_calls.apply(update.tool_call_id, raw, replace=kind == "tool_call")
+        elif kind == "current_mode_update" and isinstance(mode := raw.get("currentModeId"), str):
             session.reported_mode_id = mode
         self._transcripts.update(session, update)
         if kind == "session_info_update":
-            self._titles.on_info_update(session, update)
-        self._sink.on_session_update(
-            session.session_id, turn.turn_id if turn else None, session.replaying, update
-        )
+            self._titles.on_info_update(session, raw)
+        self._sink.on_session_update(Routed(update, turn.turn_id if turn else None, session.replaying, call))
         if kind in ("current_mode_update", "config_option_update"):
-            if kind == "config_option_update" and isinstance(options := update.get("configOptions"), list):
+            if kind == "config_option_update" and isinstance(options := raw.get("configOptions"), list):
                 session.config_options = [o for o in options if isinstance(o, dict)]
             self._emit_status()
-        elif kind == "usage_update" and (usage := parse_usage(update)) is not None:
+        elif kind == "usage_update" and (usage := parse_usage(raw)) is not None:
             session.usage = usage
             self._emit_status()

@@ -9,8 +9,8 @@ becomes at most one notification per window (plus one per quiet moment).
 
 Chunks of one message (same session, turn, kind, messageId, replay flag) are
 joined. Anything else flushes first, so order is kept and no text is lost.
-Only plain chunks are joined: a chunk with any field we do not know passes
-through untouched.
+Only plain text chunks are joined (the rule is `core.updates`): a chunk with any
+field we do not know passes through untouched.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.updates import Routed
 
 JsonObj = dict[str, Any]
 
-CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
-_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
-_CONTENT_KEYS = frozenset({"type", "text"})
 WINDOW = 0.02  # seconds
 _monotonic = time.monotonic
 
@@ -49,27 +49,20 @@ class Coalescer:
         self.chunks_in = 0
         self.notifications_out = 0
 
-    def push(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> bool:
+    def push(self, routed: Routed) -> bool:
         """Take one update; True when it was a plain text chunk (sent now or held for joining)."""
         self.chunks_in += 1
-        # The plain-chunk test, inlined: this runs once per agent frame.
-        kind = update.get("sessionUpdate")
-        content = update.get("content")
-        if (
-            kind not in CHUNK_KINDS
-            or not isinstance(content, dict)
-            or content.get("type") != "text"
-            or not isinstance(text := content.get("text"), str)
-            or not _CHUNK_KEYS.issuperset(update)
-            or not _CONTENT_KEYS.issuperset(content)
-        ):
+        view = routed.update
+        session_id, turn_id, replay, update = view.session_id, routed.turn_id, routed.replay, view.raw
+        text = view.text
+        if not view.plain or text is None:
             self.flush()
             self._send(session_id, turn_id, replay, update)
             return False
         now = _monotonic()
         quiet_before = now - self._last_chunk >= self.quiet
         self._last_chunk = now
-        key = (session_id, turn_id, replay, kind, update.get("messageId"))
+        key = (session_id, turn_id, replay, view.kind, view.message_id)
         if key != self._key:
             self.flush()
             if quiet_before:

@@ -17,6 +17,7 @@ from lsprotocol import types
 from .progress import TurnProgress
 
 if TYPE_CHECKING:
+    from ..core.updates import Update
     from ..tasks import OwnedTasks
     from .ports import NotifierPort
 
@@ -59,14 +60,13 @@ class LiveEvents:
         self._compactions: dict[tuple[str, str], TurnProgress] = {}
         self._ids = itertools.count(1)
 
-    def on_update(self, session_id: str, update: JsonObj) -> None:
-        kind = update.get("sessionUpdate")
-        if kind == "notice":
-            shown = notice_message(update)
+    def on_update(self, update: Update) -> None:
+        if update.kind == "notice":
+            shown = notice_message(update.raw)
             if shown is not None:
                 self.port.show_message(shown[0], self.port.clean(shown[1], NOTICE_LENGTH))
-        elif kind == "compaction_update":
-            self._compaction(session_id, update)
+        elif update.kind == "compaction_update":
+            self._compaction(update.session_id, update.raw)
 
     def _compaction(self, session_id: str, update: JsonObj) -> None:
         compaction_id, status = update.get("compactionId"), update.get("status")

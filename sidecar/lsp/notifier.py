@@ -19,6 +19,7 @@ from .progress import TurnProgress
 
 if TYPE_CHECKING:
     from ..core.session import PermissionRequest
+    from ..core.updates import Routed
     from ..transcripts import DocumentChange
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
@@ -86,13 +87,14 @@ class Notifier:
         self.coalescer.close()
 
     # ------------------------------------------------------------------ EngineListener
-    def on_session_update(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+    def on_session_update(self, routed: Routed) -> None:
         # A text chunk never changes what progress shows: only other updates go there.
-        if not self.coalescer.push(session_id, turn_id, replay, update):
+        if not self.coalescer.push(routed):
+            turn_id = routed.turn_id
             if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
-                progress.on_update(update)
-            if not replay:
-                self.live.on_update(session_id, update)
+                progress.on_update(routed)
+            if not routed.replay:
+                self.live.on_update(routed.update)
 
     def _send_update(self, params: JsonObj) -> None:
         self.port.notify("acp/sessionUpdate", params)

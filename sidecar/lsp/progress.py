@@ -11,15 +11,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from ..core.updates import Routed, Update
     from .ports import ProgressPort
 
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 _END = object()
-
-
-MAX_TOOL_CALLS = 1_000  # per turn, remembered for the updates that carry only a status
 
 
 def _text(value: Any) -> str | None:
@@ -31,30 +29,23 @@ def tool_label(title: str, name: str | None) -> str:
     return f"{title} ({name})" if name else title
 
 
-def describe(update: JsonObj, calls: dict[str, tuple[str | None, str | None]] | None = None) -> str | None:
+def describe(update: Update, call: JsonObj | None = None) -> str | None:
     """The one line a progress report shows for an update, if it deserves one.
 
-    `calls` remembers each tool call's title and name, so an update carrying only
-    a status still says which call it is.
+    `call`: for a tool call's update, the call's fields merged so far (the session's tool-call
+    table), so an update carrying only a status still says which call it is.
     """
-    kind = update.get("sessionUpdate")
-    if kind in ("tool_call", "tool_call_update"):
-        call_id = update.get("toolCallId")
-        known = (calls or {}).get(call_id) if isinstance(call_id, str) else None
-        title = _text(update.get("title")) or (known[0] if known else None)
-        name = _text(update.get("name")) or (known[1] if known else None)
-        if calls is not None and isinstance(call_id, str) and (title or name):
-            calls.pop(call_id, None)
-            calls[call_id] = (title, name)
-            if len(calls) > MAX_TOOL_CALLS:
-                del calls[next(iter(calls))]
+    raw, known = update.raw, call or {}
+    if update.kind in ("tool_call", "tool_call_update"):
+        title = _text(raw.get("title")) or _text(known.get("title"))
+        name = _text(raw.get("name")) or _text(known.get("name"))
         if title is None:
             return None
-        status = _text(update.get("status"))
+        status = _text(raw.get("status"))
         label = tool_label(title, name)
         return f"{label} · {status}" if status else label
-    if kind == "plan":
-        entries = update.get("entries")
+    if update.kind == "plan":
+        entries = raw.get("entries")
         if isinstance(entries, list):
             for entry in entries:
                 if isinstance(entry, dict) and entry.get("status") == "in_progress":
@@ -77,7 +68,6 @@ class TurnProgress:
         self.token = f"acp-{turn_id}-{uuid.uuid4().hex[:8]}"
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._last: str | None = None
-        self._calls: dict[str, tuple[str | None, str | None]] = {}
         self._after_end: list[Callable[[], None]] = []
         self._over = False  # ended in the editor, or never begun there
 
@@ -98,8 +88,8 @@ class TurnProgress:
             except Exception:
                 log.exception("a message after the end of progress %s", self.token)
 
-    def on_update(self, update: JsonObj) -> None:
-        text = describe(update, self._calls)
+    def on_update(self, routed: Routed) -> None:
+        text = describe(routed.update, routed.tool_call)
         if text is not None and text != self._last:
             self._last = text
             self._queue.put_nowait(text)

@@ -17,6 +17,7 @@ from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
 from sidecar.core.engine import Engine, EngineOptions, PermissionRequest
+from sidecar.core.updates import Routed
 from sidecar.transcripts import DocumentChange
 
 JsonObj = dict[str, Any]
@@ -336,9 +337,17 @@ class Recorder:
         self.permission_requests: list[PermissionRequest] = []
 
     # EngineListener
-    def on_session_update(self, session_id: str, turn_id: str | None, replay: bool, update: JsonObj) -> None:
+    def on_session_update(self, routed: Routed) -> None:
         self.events.append(
-            ("update", {"sessionId": session_id, "turnId": turn_id, "replay": replay, "update": update})
+            (
+                "update",
+                {
+                    "sessionId": routed.session_id,
+                    "turnId": routed.turn_id,
+                    "replay": routed.replay,
+                    "update": routed.update.raw,
+                },
+            )
         )
 
     def on_turn(

@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sidecar.core.updates import Routed, read_update
 from sidecar.lsp.coalesce import Coalescer
 
 
 def chunk(text: str, kind: str = "agent_message_chunk", **extra: Any) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, **extra}
+
+
+def routed(session_id: str, update: dict[str, Any]) -> Routed:
+    return Routed(read_update(session_id, update), "t", False)
 
 
 def texts(sent: list[dict[str, Any]]) -> list[str]:
@@ -26,11 +31,11 @@ async def wait_until(pred: Any, timeout: float = 10) -> None:
 async def test_the_first_chunk_after_quiet_is_sent_at_once() -> None:
     sent: list[dict[str, Any]] = []
     coalescer = Coalescer(sent.append, window=60)
-    assert coalescer.push("s", "t", False, chunk("first")) is True
+    assert coalescer.push(routed("s", chunk("first"))) is True
     assert texts(sent) == ["first"], "sent inside push: no timer, no delay"
     # Within the window the next chunks are held and joined.
-    coalescer.push("s", "t", False, chunk(" second"))
-    coalescer.push("s", "t", False, chunk(" third"))
+    coalescer.push(routed("s", chunk(" second")))
+    coalescer.push(routed("s", chunk(" third")))
     assert texts(sent) == ["first"]
     coalescer.flush()
     assert texts(sent) == ["first", " second third"]
@@ -49,18 +54,18 @@ async def test_the_first_chunk_after_quiet_is_sent_at_once() -> None:
 async def test_a_steady_stream_passes_and_a_burst_is_joined() -> None:
     sent: list[dict[str, Any]] = []
     coalescer = Coalescer(sent.append, window=0.2)  # quiet moment: 0.15 s
-    coalescer.push("s", "t", False, chunk("a"))
-    coalescer.push("s", "t", False, chunk("b"))  # right behind "a": held for the window
-    coalescer.push("s", "t", False, chunk("c"))
+    coalescer.push(routed("s", chunk("a")))
+    coalescer.push(routed("s", chunk("b")))  # right behind "a": held for the window
+    coalescer.push(routed("s", chunk("c")))
     assert texts(sent) == ["a"]
     await wait_until(lambda: len(sent) == 2)  # the window ends: "bc" in one notification
     assert texts(sent) == ["a", "bc"]
     # A steady stream slower than one chunk per quiet moment passes without delay.
     for word in ("d", "e", "f"):
         await asyncio.sleep(0.2)
-        coalescer.push("s", "t", False, chunk(word))
+        coalescer.push(routed("s", chunk(word)))
         assert texts(sent)[-1] == word, "sent inside push"
-    coalescer.push("s", "t", False, chunk("g"))  # close behind "f": held again
+    coalescer.push(routed("s", chunk("g")))  # close behind "f": held again
     assert texts(sent) == ["a", "bc", "d", "e", "f"]
     coalescer.close()
     assert texts(sent) == ["a", "bc", "d", "e", "f", "g"]
@@ -82,7 +87,7 @@ async def test_order_and_text_are_kept_across_kinds_and_updates() -> None:
         ("other", chunk("f")),
         ("s", chunk("g")),
     ]
-    pushed = [coalescer.push(sid, "t", False, update) for sid, update in stream]
+    pushed = [coalescer.push(routed(sid, update)) for sid, update in stream]
     assert pushed == [True, True, True, True, False, True, True, False, True, True]
     coalescer.close()
     kinds = [(s["sessionId"], s["update"]["sessionUpdate"]) for s in sent]
@@ -107,7 +112,7 @@ async def test_a_burst_is_bounded_by_max_chars_and_loses_nothing() -> None:
     coalescer = Coalescer(sent.append, window=60, max_chars=1000)
     words = [f"c{i} " for i in range(10_000)]
     for word in words:
-        coalescer.push("s", "t", False, chunk(word))
+        coalescer.push(routed("s", chunk(word)))
     coalescer.close()
     assert "".join(texts(sent)) == "".join(words)
     assert all(len(t) < 1000 + 10 for t in texts(sent))

@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from sidecar.core.tool_calls import ToolCalls
+from sidecar.core.updates import Update, read_update
 from sidecar.lsp.live_events import MAX_OPEN_COMPACTIONS, LiveEvents, notice_message
 from sidecar.lsp.ports import ClientCaps
-from sidecar.lsp.progress import MAX_TOOL_CALLS, describe
+from sidecar.lsp.progress import describe
 from sidecar.tasks import OwnedTasks
 from sidecar.titles import sanitize_text
 from tests.unit.fake_agent import settle
@@ -52,6 +54,10 @@ class FakePort:
         return [value.message for kind, _token, value in self.progress_log if kind == "end"]
 
 
+def view(session_id: str, update: dict[str, Any]) -> Update:
+    return read_update(session_id, update)
+
+
 def compaction(cid: str, status: str, **extra: Any) -> dict[str, Any]:
     return {"sessionUpdate": "compaction_update", "compactionId": cid, "status": status, **extra}
 
@@ -78,7 +84,9 @@ def test_notice_message(update: dict[str, Any], shown: tuple[types.MessageType, 
 async def test_notices_are_shown_clean() -> None:
     port = FakePort()
     events = LiveEvents(port, OwnedTasks("test"))
-    events.on_update("s1", {"sessionUpdate": "notice", "severity": "error", "title": "\x1b[31mRed\nalert"})
+    events.on_update(
+        view("s1", {"sessionUpdate": "notice", "severity": "error", "title": "\x1b[31mRed\nalert"})
+    )
     assert port.messages == [(types.MessageType.Error, "Red alert")]
 
 
@@ -86,16 +94,16 @@ async def test_compactions_begin_and_end_once() -> None:
     port = FakePort()
     tasks = OwnedTasks("test")
     events = LiveEvents(port, tasks)
-    events.on_update("s1", compaction("c1", "in_progress"))
-    events.on_update("s1", compaction("c1", "in_progress"))  # repeated: still one progress
-    events.on_update("s1", {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c1"})
-    events.on_update("s1", compaction("c1", "completed"))
-    events.on_update("s1", compaction("c1", "completed"))  # ended already: nothing
-    events.on_update("s2", compaction("c2", "in_progress"))
-    events.on_update("s2", compaction("c2", "failed", error="out of tokens"))
-    events.on_update("s3", compaction("c3", "in_progress"))
-    events.on_update("s1", compaction("c9", "completed"))  # never began: nothing
-    events.on_update("s3", compaction(7, "in_progress"))  # malformed: ignored
+    events.on_update(view("s1", compaction("c1", "in_progress")))
+    events.on_update(view("s1", compaction("c1", "in_progress")))  # repeated: still one progress
+    events.on_update(view("s1", {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c1"}))
+    events.on_update(view("s1", compaction("c1", "completed")))
+    events.on_update(view("s1", compaction("c1", "completed")))  # ended already: nothing
+    events.on_update(view("s2", compaction("c2", "in_progress")))
+    events.on_update(view("s2", compaction("c2", "failed", error="out of tokens")))
+    events.on_update(view("s3", compaction("c3", "in_progress")))
+    events.on_update(view("s1", compaction("c9", "completed")))  # never began: nothing
+    events.on_update(view("s3", compaction(7, "in_progress")))  # malformed: ignored
     await settle()
     assert [kind for kind, _, _ in port.progress_log].count("begin") == 3
     assert port.ends() == ["completed", "failed: out of tokens"]
@@ -114,25 +122,33 @@ async def test_compactions_are_bounded_and_need_progress_support() -> None:
     tasks = OwnedTasks("test")
     events = LiveEvents(port, tasks)
     for n in range(MAX_OPEN_COMPACTIONS + 5):
-        events.on_update("s1", compaction(f"c{n}", "in_progress"))
+        events.on_update(view("s1", compaction(f"c{n}", "in_progress")))
     await settle()
     assert [kind for kind, _, _ in port.progress_log].count("begin") == MAX_OPEN_COMPACTIONS
     await tasks.aclose()
     plain = FakePort(progress=False)
-    LiveEvents(plain, tasks).on_update("s1", compaction("c1", "in_progress"))
+    LiveEvents(plain, tasks).on_update(view("s1", compaction("c1", "in_progress")))
     await settle()
     assert plain.progress_log == []
 
 
-def test_describe_names_the_tool_and_remembers_it() -> None:
-    calls: dict[str, tuple[str | None, str | None]] = {}
+def test_describe_names_the_tool_from_the_sessions_tool_call_table() -> None:
+    calls = ToolCalls()
+
+    def described(update: dict[str, Any], table: ToolCalls | None = calls) -> str | None:
+        read = view("s1", update)
+        merged = None
+        if table is not None and read.tool_call_id is not None:
+            merged = table.apply(read.tool_call_id, update, replace=read.kind == "tool_call")
+        return describe(read, merged)
+
     call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a.py", "name": "read_file"}
-    assert describe({**call, "status": "pending"}, calls) == "Read a.py (read_file) · pending"
+    assert described({**call, "status": "pending"}) == "Read a.py (read_file) · pending"
     done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}
-    assert describe(done, calls) == "Read a.py (read_file) · completed"
-    assert describe(done) is None, "without memory an update with no title says nothing"
+    assert described(done) == "Read a.py (read_file) · completed"
+    assert described(done, None) is None, "without the table an update with no title says nothing"
     nameless = {"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Think", "name": None}
-    assert describe(nameless, calls) == "Think"
-    for n in range(MAX_TOOL_CALLS + 10):
-        describe({**call, "toolCallId": f"x{n}"}, calls)
-    assert len(calls) == MAX_TOOL_CALLS
+    assert described(nameless) == "Think"
+    assert described(
+        {"sessionUpdate": "plan", "entries": [{"status": "in_progress", "content": "Step"}]}
+    ) == ("Plan: Step")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from sidecar.core.updates import Routed, read_update
 from sidecar.lsp.progress import TurnProgress
 from tests.unit.test_live_events import FakePort
 
@@ -14,7 +15,8 @@ async def test_a_message_waits_for_the_end_of_a_running_progress() -> None:
     order: list[str] = []
     task = asyncio.create_task(progress.run())
     progress.after_end(lambda: order.append(f"message after {[k for k, _t, _v in port.progress_log]}"))
-    progress.on_update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"})
+    call = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"}
+    progress.on_update(Routed(read_update("s1", call), "turn-1", False))
     await asyncio.sleep(0)
     assert order == []
     progress.finish("end_turn", None)
