@@ -13,6 +13,7 @@ import pytest
 
 from sidecar.titles import TitleStore
 from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_transcripts import transcript_path, wait_file
 
 CONTROL = [chr(c) for c in range(32)] + ["\x7f", "\u202e", "\u2066", "\u200f", "\x1b"]
 # The demo agent offers session/set_title, which renames without a prompt: these turn it off,
@@ -114,6 +115,25 @@ async def test_hostile_titles(
             assert "lone" in title and not any(0xD800 <= ord(c) <= 0xDFFF for c in title)
         status = await ed.command("acp.status")
         assert clean(status["text"]) and len(status["text"]) <= 200
+
+
+async def test_a_hostile_title_reads_the_same_in_the_status_line_and_the_document(
+    workspace: Path, state_dir: Path
+) -> None:
+    # ANSI colour, NUL, lone surrogates, an RTL override and newlines, and a control string that a
+    # line break ends: one text-safety policy (sidecar/text_safety.py) makes one title of it.
+    raw = "\x1b[31mRed\x1b[0m\x00 ti\ud800tle\u202e\n\x1b]0;pwned\nnext\u2066 line\r\nend\udfff"
+    async with open_editor("helix", workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        mark = ed.mark()
+        await ed.prompt_and_wait("#info " + json.dumps({"title": raw}))
+        info = await info_for(ed, lambda i: i["titleSource"] == "agent", start=mark)
+        assert info["title"] == "Red title next line end"
+        status = await ed.wait_for("acp/status", lambda s: s["title"] == info["title"], start=mark)
+        assert f" · {info['title']}" in status["text"], status["text"]
+        document = await transcript_path(ed)
+        header = await wait_file(document, lambda text: text.startswith(f"# {info['title']}\n"))
+        assert header.splitlines()[0] == f"# {status['title']}"
 
 
 async def test_rename_confirmed_then_survives_restart_and_refresh(workspace: Path, state_dir: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from sidecar import text_safety as sanitize_module
 from sidecar.titles import (
     ELLIPSIS,
     InvalidTitle,
@@ -16,7 +17,7 @@ from sidecar.titles import (
     sanitize_text,
     validate_user_title,
 )
-from sidecar.titles import sanitize as sanitize_module
+from sidecar.titles import sanitize as title_module
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 JOINERS = "\u200c\u200d"
@@ -125,8 +126,8 @@ def test_long_input_prefix_shortcut_matches_full_clean(
     # sanitize_text cleans only a prefix of long input; it must give exactly
     # what cleaning the whole text would.
     raw = "".join(pieces) * repeat
-    scanned = raw[: sanitize_module._MAX_SCAN]
-    full = sanitize_module._truncate(sanitize_module._clean(scanned), max_length)
+    scanned = raw[: sanitize_module.MAX_SCAN]
+    full = sanitize_module._truncate(sanitize_module.clean_line(scanned), max_length)
     assert sanitize_text(raw, max_length) == full
 
 
@@ -144,7 +145,7 @@ def _reference_clean(raw: str) -> str:
         if not "\ud800" <= ch <= "\udfff":
             chars.append(ch)
         i += 1
-    text = sanitize_module._ESCAPES.sub("", "".join(chars))
+    text = sanitize_module.ESCAPES.sub("", "".join(chars))
     mapped = []
     for ch in text:
         if ch.isspace() or ch in "\u115f\u1160\u3164\uffa0\u2800":
@@ -177,7 +178,7 @@ def _reference_clean(raw: str) -> str:
 @settings(max_examples=300)
 @given(st.one_of(hostile_text, st.text(st.characters(codec=None), max_size=40)))
 def test_clean_matches_reference(raw: str) -> None:
-    assert sanitize_module._clean(raw) == _reference_clean(raw)
+    assert sanitize_module.clean_line(raw) == _reference_clean(raw)
 
 
 @pytest.mark.parametrize(
@@ -393,7 +394,7 @@ def test_fallback_title_properties(prompt: str, max_words: int, max_bytes: int) 
     assert sanitize_text(out, 10_000) == out
     assert len(out.split(" ")) <= max_words
     core = out.removesuffix(ELLIPSIS)
-    source = sanitize_module._strip_markdown(sanitize_module._clean(prompt))
+    source = title_module._strip_markdown(sanitize_module.clean_line(prompt))
     # Where the title is a cut of the prompt, the cut is not inside a
     # character sequence: the next character is no mark, joiner or modifier.
     if source.startswith(core) and len(core) < len(source):
@@ -403,10 +404,8 @@ def test_fallback_title_properties(prompt: str, max_words: int, max_bytes: int) 
 
 @given(st.text(max_size=60))
 def test_plain_fast_path_agrees_with_the_full_pass(raw: str) -> None:
-    from sidecar.titles import sanitize as module
-
-    if module._plain(raw):
-        fast = module._SPACE_RUN.sub(" ", raw).strip(" ")
+    if sanitize_module._plain(raw):
+        fast = sanitize_module.SPACE_RUN.sub(" ", raw).strip(" ")
         # A zero-width space (dropped by the full pass) forces the full pass.
         assert fast == sanitize_text(raw + "\u200b", 10_000), "same as the full pass"
 

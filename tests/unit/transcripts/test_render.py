@@ -254,7 +254,7 @@ def test_hostile_text_is_cleaned() -> None:
     r.update(agent("a\x00b\x1b[2Jc\x1b]0;title\x07d\ud800e\r\nf"))
     r.turn_ended("end_turn")
     out = rendered(r)
-    assert "ab" in out and "cd\ufffde\nf" in out
+    assert "ab" in out and "cde\nf" in out
     assert "\x00" not in out and "\x1b" not in out and "\r" not in out
 
 

@@ -1,0 +1,54 @@
+"""One text-safety policy (sidecar/text_safety.py): a line and a multi-line text agree on what is hostile."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sidecar.text_safety import TextCleaner, clean_text, one_line
+
+PIECES = [
+    "a",
+    "word ",
+    "é",
+    "\x00",
+    "\x1b[31m",
+    "\x1b]0;evil\x07",
+    "\x1b]0;never ends",
+    "\x9d",
+    "\x9b2J",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "\u2028",
+    "\u202e",
+    "\u2066",
+    "\ud800",
+    "\udfff",
+    "\ud83d\ude00",
+    "\ud83d",
+    "\ude00",
+]
+
+
+def test_a_control_string_ends_at_a_line_break_in_a_line_too() -> None:
+    assert clean_text("before\x1b]0;never ends\nnext line") == "before\nnext line"
+    assert one_line("before\x1b]0;never ends\nnext line") == "before next line"
+    assert one_line("before\x1b]0;never ends\r\nnext") == "before next"
+
+
+def test_lone_surrogates_are_dropped_in_both_shapes() -> None:
+    assert clean_text("a\ud800b\udfffc \ud83d\ude00") == "abc 😀"
+    assert one_line("a\ud800b\udfffc \ud83d\ude00") == "abc 😀"
+    cleaner = TextCleaner()
+    assert cleaner.feed("a\ud83d") + cleaner.feed("\ude00b\ud800") + cleaner.finish() == "a😀b"
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=12))
+def test_a_line_of_cleaned_text_is_the_line_of_the_raw_text(pieces: list[str]) -> None:
+    """What the document stores (clean_text) and what a status line shows (one_line) never
+    disagree: making the stored text one line gives the line the raw text gives."""
+    raw = "".join(pieces)
+    assert one_line(clean_text(raw), 10_000) == one_line(raw, 10_000)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in clean_text(raw))
