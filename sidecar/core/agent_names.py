@@ -1,4 +1,4 @@
-"""Remembers which agent identity a command line had, so cached titles show while it is down."""
+"""The agent's identity, and which one a command line had, so cached titles show while it is down."""
 
 from __future__ import annotations
 
@@ -40,3 +40,27 @@ class AgentNames:
             write_private(self.path, json.dumps(names, indent=1))
         except (OSError, SidecarError) as exc:
             log.warning("cannot remember the agent's name in %s: %s", self.path, exc)
+
+
+class AgentIdentity:
+    """Who the agent is, as titles and transcripts are stored: its name once it initialized, else
+    the name it had last time with this command line (so cached titles show while it is down),
+    else the command's name."""
+
+    def __init__(self, state_dir: Path, command: list[str]) -> None:
+        self._names = AgentNames(state_dir)
+        self._command = command
+        self.name: str | None = None  # what the running agent calls itself (initialize)
+        self._known: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self.name is not None:
+            return self.name
+        if self._known is None:
+            self._known = self._names.lookup(self._command) or ""
+        return self._known or Path(self._command[0]).name
+
+    def remember(self) -> None:
+        """Keep the running agent's name for this command line (blocking: it writes a file)."""
+        self._names.remember(self._command, self.key)

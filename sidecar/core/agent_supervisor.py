@@ -1,6 +1,6 @@
 """The agent's life: start and initialize it, notice when it dies, restart it with backoff.
 
-It also owns the agent's identity (the key titles are stored under) and turns
+It also keeps the agent's identity (the key titles are stored under) up to date and turns
 protocol errors of agent calls into messages meant for the user.
 """
 
@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -23,10 +23,10 @@ from ..acp import (
     ConnectionClosed,
 )
 from . import errors
-from .agent_names import AgentNames
+from .context import EngineContext
 from .errors import SidecarError
-from .options import EngineOptions
-from .ports import AgentConnection, AgentConnector, Spawn
+from .events import AgentLost, AgentReady
+from .ports import AgentConnection, AgentConnector
 from .status import AgentView
 
 T = TypeVar("T")
@@ -43,26 +43,15 @@ class SupervisorEvents(Protocol):
 class AgentSupervisor:
     """Owns the connection to the agent; one agent process at a time."""
 
-    def __init__(
-        self,
-        options: EngineOptions,
-        handler: ClientHandler,
-        events: SupervisorEvents,
-        *,
-        connect: AgentConnector,
-        spawn: Spawn,
-        emit_status: Callable[[], None],
-        on_ready: Callable[[AgentConnection, AgentDescription], None],
-        on_lost: Callable[[str], None],
-    ) -> None:
-        self.options = options
+    def __init__(self, ctx: EngineContext, handler: ClientHandler, *, connect: AgentConnector) -> None:
+        self.options = ctx.options
         self._handler = handler
-        self._events = events
+        self._events: SupervisorEvents = ctx.listener
+        self._bus = ctx.bus
         self._connect = connect
-        self._spawn = spawn
-        self._emit_status = emit_status
-        self._on_ready = on_ready
-        self._on_lost = on_lost
+        self._spawn = ctx.spawn
+        self._emit_status = ctx.status_changed
+        self._identity = ctx.identity
         self.client: AgentConnection | None = None
         self.agent: AgentDescription | None = None
         # Bumped per agent process that initialized: sessions attached to an older one re-attach.
@@ -72,8 +61,6 @@ class AgentSupervisor:
         self.closed = False
         self._start_lock = asyncio.Lock()
         self._restarts: list[float] = []
-        self._names = AgentNames(options.state_dir)
-        self._known_name: str | None = None
 
     # ------------------------------------------------------------------ start
     async def start(self) -> None:
@@ -148,11 +135,11 @@ class AgentSupervisor:
         self.generation += 1
         self.state = "ready"
         self.problem = None
-        self._on_ready(client, self.agent)
+        name = self.agent.info.get("name")
+        self._identity.name = name if isinstance(name, str) else None
+        self._bus.publish(AgentReady(client, self.agent))
         # Off the event loop: it writes and fsyncs a small file.
-        self._spawn(
-            asyncio.to_thread(self._names.remember, self.options.agent_command, self.key), "agent-name"
-        )
+        self._spawn(asyncio.to_thread(self._identity.remember), "agent-name")
         self._spawn(self._watch(client, self.generation), "agent-watch")
         self._emit_status()
         self._events.on_log(
@@ -179,7 +166,7 @@ class AgentSupervisor:
         self.state = "disconnected"
         self.problem = reason
         self._events.on_log("error", reason)
-        self._on_lost(reason)
+        self._bus.publish(AgentLost(reason))
         self._emit_status()
         self._events.on_error(f"{reason}. The next command restarts it.")
         await client.stop(grace=0.1)
@@ -201,13 +188,8 @@ class AgentSupervisor:
     # ------------------------------------------------------------------ identity
     @property
     def key(self) -> str:
-        """The identity titles are stored under: the agent's name (remembered per command line
-        so cached titles show while the agent is down), else the command's name."""
-        if self.agent is not None and isinstance(self.agent.info.get("name"), str):
-            return str(self.agent.info["name"])
-        if self._known_name is None:
-            self._known_name = self._names.lookup(self.options.agent_command) or ""
-        return self._known_name or Path(self.options.agent_command[0]).name
+        """The identity titles are stored under (see `AgentIdentity`)."""
+        return self._identity.key
 
     def view(self) -> AgentView:
         agent = self.agent

@@ -1,7 +1,8 @@
 """Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
 
-The engine tells this module what happens in a session: it was opened, a prompt was sent, an update
-arrived (live or replayed), a turn ended, the mode, model or title changed. Each session's
+The engine tells this module what happens in a session (it subscribes these methods to the engine's
+events, `Engine._subscribe`): it was opened, a prompt was sent, an update arrived (live or
+replayed), a turn ended, the mode, model or title changed. Each session's
 `Renderer` turns that into Markdown and the `TranscriptStore` appends it to the session's file.
 
 Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
@@ -25,8 +26,7 @@ from typing import Any, Protocol
 
 from ..transcripts import Batch, DocumentChange, Renderer, TranscriptStore
 from . import errors
-from .options import EngineOptions
-from .ports import Spawn
+from .context import EngineContext
 from .session import Session
 from .turns import Turn
 from .updates import Update
@@ -52,14 +52,6 @@ class ConversationEvents(Protocol):
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
-
-
-class TranscriptHooks(Protocol):
-    """What the session registry tells the transcripts (see `Conversations`)."""
-
-    def opened(self, session: Session) -> None: ...
-    def replay(self, session: Session, starting: bool) -> None: ...
-    def update(self, session: Session, update: Update) -> None: ...
 
 
 @dataclass(eq=False)
@@ -88,21 +80,14 @@ class _Outcome:
 class Conversations:
     """The transcript documents of this process's sessions (see the module doc)."""
 
-    def __init__(
-        self,
-        options: EngineOptions,
-        events: ConversationEvents,
-        *,
-        spawn: Spawn,
-        agent_key: Callable[[], str],
-        title_of: Callable[[str], str | None],
-    ) -> None:
+    def __init__(self, ctx: EngineContext, title_of: Callable[[str], str | None]) -> None:
+        options = ctx.options
         self.store = TranscriptStore(
             options.state_dir, max_bytes=options.transcript_max_bytes, durable=options.transcripts_durable
         )
-        self._events = events
-        self._spawn = spawn
-        self._agent_key = agent_key
+        self._events: ConversationEvents = ctx.listener
+        self._spawn = ctx.spawn
+        self._agent_key = ctx.agent_key
         self._title_of = title_of
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
         self._by_session: dict[str, _Conversation] = {}
@@ -425,34 +410,3 @@ def _describe(exc: BaseException) -> str:
         where = f" ({exc.filename})" if exc.filename else ""
         return f"cannot save it: {exc.strerror}{where}"
     return f"internal error: {exc!r}"
-
-
-class _TitleEvents(Protocol):
-    def on_session_info(self, info: JsonObj) -> None: ...
-    def on_log(self, level: str, message: str) -> None: ...
-    def on_error(self, message: str) -> None: ...
-
-
-class TitleRelay:
-    """Title events for the editor; each title change also goes to the session's document."""
-
-    def __init__(self, events: _TitleEvents, conversations: Conversations) -> None:
-        self._events = events
-        self._conversations = conversations
-
-    def on_session_info(self, info: JsonObj) -> None:
-        self._events.on_session_info(info)
-        self._conversations.title_changed(info)
-
-    def on_session_info_elsewhere(self, info: JsonObj) -> None:
-        # The sidecar that saved it retitled the document; ours follows only where we hold one.
-        # (Every sidecar on the state dir retitling every other one's documents made each
-        # title change cost N document rewrites and lock waits.)
-        self._events.on_session_info(info)
-        self._conversations.title_changed(info, held_only=True)
-
-    def on_log(self, level: str, message: str) -> None:
-        self._events.on_log(level, message)
-
-    def on_error(self, message: str) -> None:
-        self._events.on_error(message)

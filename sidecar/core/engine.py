@@ -3,7 +3,9 @@
 It knows nothing of LSP. The layer above calls its methods and receives events
 through an `EngineListener`; it provides editor services through `EditorFiles`.
 The engine is also the agent's ACP client handler (updates, permission and file
-requests). Each job lives in its own module; this one wires them together.
+requests). Each job lives in its own module; this one wires them together: every
+part gets one `EngineContext`, and `_subscribe` is the one place that says who
+reacts to the events the parts publish (docs/architecture.md draws it).
 """
 
 from __future__ import annotations
@@ -12,16 +14,30 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from ..acp import AcpClient, AgentDescription
+from ..acp import AcpClient
 from ..tasks import OwnedTasks
 from . import errors
+from .agent_names import AgentIdentity
 from .agent_supervisor import AgentSupervisor
-from .conversation import Conversations, TitleRelay
+from .context import EngineContext
+from .conversation import Conversations
 from .early_updates import EarlyUpdates
+from .events import (
+    AgentLost,
+    AgentReady,
+    EventBus,
+    PromptSent,
+    ReplayBoundary,
+    SessionOpened,
+    StatusChanged,
+    TitleChanged,
+    TurnEnded,
+    UpdateRouted,
+)
 from .fs_service import FileService
 from .options import EngineOptions
 from .permissions import Permissions
-from .ports import AgentConnection, AgentConnector, EditorFiles, EngineListener
+from .ports import AgentConnector, EditorFiles, EngineListener
 from .prompts import PromptContext, prompt_blocks, rename_prompt
 from .session import PermissionRequest, Session
 from .session_config import SessionConfig
@@ -29,8 +45,8 @@ from .sessions import Sessions
 from .status import StatusReporter, build_status
 from .titling import Titling
 from .turn_queue import TurnQueue
-from .turns import Turn, TurnKind
-from .updates import read_update
+from .turns import TurnKind
+from .updates import TOOL_CALL_KINDS, Update, read_update
 
 # The names the LSP layer imports from here.
 __all__ = [
@@ -60,63 +76,85 @@ class Engine:
         self.listener = listener
         self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
         self._tasks = OwnedTasks("engine", self._task_failed)
+        self.bus = EventBus(self._task_failed)
+        ctx = EngineContext(
+            options, listener, self.bus, self.spawn, AgentIdentity(options.state_dir, options.agent_command)
+        )
         self._status = StatusReporter(listener, self._status_snapshot)
-        self.supervisor = AgentSupervisor(
-            options,
-            self,
-            listener,
-            connect=connect,
-            spawn=self.spawn,
-            emit_status=self.emit_status,
-            on_ready=self._agent_ready,
-            on_lost=self._agent_lost,
-        )
+        self.supervisor = AgentSupervisor(ctx, self, connect=connect)
+        self.titles = Titling(ctx)
         # Each session's transcript document (rendered and written off the event loop).
-        self.conversations = Conversations(
-            options,
-            listener,
-            spawn=self.spawn,
-            agent_key=self._agent_key,
-            title_of=lambda session_id: self.titles.title_of(session_id),
+        self.conversations = Conversations(ctx, self.titles.title_of)
+        early: EarlyUpdates[Update] = EarlyUpdates(
+            options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
         )
-        self.titles = Titling(
-            options,
-            TitleRelay(listener, self.conversations),
-            spawn=self.spawn,
-            emit_status=self.emit_status,
-            agent_key=self._agent_key,
-        )
-        self.registry = Sessions(
-            self.supervisor,
-            self.titles,
-            listener,
-            EarlyUpdates(
-                options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
-            ),
-            self.emit_status,
-            self.conversations,
-        )
+        self.registry = Sessions(ctx, self.supervisor, self.titles, early)
         self.fs = FileService(self.registry.by_id, files, tell_user=listener.on_error, spawn=self.spawn)
         # Edits the user changed in review before allowing them: written instead of the agent's.
         self.reviewed = self.fs.reviewed
         self.permissions = Permissions(
-            options.permissions, self.registry.by_id, listener, self.emit_status, self.reviewed
+            options.permissions, self.registry.by_id, listener, ctx.status_changed, self.reviewed
         )
         self.turns = TurnQueue(
-            options,
-            listener,
-            spawn=self.spawn,
-            emit_status=self.emit_status,
+            ctx,
             attach=self.registry.ensure_attached,
             call=self.supervisor.call,
             send_cancel=self.supervisor.send_cancel,
             cancel_permissions=Permissions.cancel_pending,
-            on_ended=self._turn_ended,
-            on_sent=self.conversations.prompt_sent,
         )
-        self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, self.emit_status)
+        self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, ctx.status_changed)
+        self._subscribe()
 
     # ================================================================== wiring
+    def _subscribe(self) -> None:
+        """Who reacts to what the parts publish, in order (docs/architecture.md draws it)."""
+        bus, docs, editor, reviewed = self.bus, self.conversations, self.listener, self.reviewed
+        # Who reacts to a routed session/update (the session's own state took it in already):
+        bus.subscribe(
+            UpdateRouted,
+            lambda e: docs.update(e.session, e.routed.update),  # its transcript document
+            self._title_follows,  # a session_info_update: the title
+            lambda e: editor.on_session_update(e.routed),  # acp/sessionUpdate, progress, notices
+            self._reviewed_edit_follows,  # a tool call that ended: a reviewed edit is settled
+            self._status_follows,  # mode, config options, usage: acp/status
+        )
+        bus.subscribe(SessionOpened, lambda e: docs.opened(e.session))
+        bus.subscribe(ReplayBoundary, lambda e: docs.replay(e.session, e.starting))
+        bus.subscribe(PromptSent, lambda e: docs.prompt_sent(e.session, e.turn))
+        bus.subscribe(
+            TurnEnded,
+            lambda e: docs.turn_ended(e.session, e.turn),
+            lambda e: reviewed.turn_ended(e.session.session_id),
+            self._rename_ended,
+        )
+        bus.subscribe(
+            TitleChanged,
+            lambda e: editor.on_session_info(e.info),
+            # The sidecar that saved a title elsewhere retitled the document; ours follows only
+            # where we hold one (every sidecar retitling every other one's documents made each
+            # title change cost N document rewrites and lock waits).
+            lambda e: docs.title_changed(e.info, held_only=e.elsewhere),
+        )
+        bus.subscribe(AgentReady, self._agent_ready)
+        bus.subscribe(AgentLost, self._agent_lost)
+        bus.subscribe(StatusChanged, lambda _e: self._status.emit())
+
+    def _title_follows(self, event: UpdateRouted) -> None:
+        if event.routed.update.kind == "session_info_update":
+            self.titles.on_info_update(event.session, event.routed.update.raw)
+
+    def _reviewed_edit_follows(self, event: UpdateRouted) -> None:
+        if event.routed.update.kind in TOOL_CALL_KINDS:
+            self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
+
+    def _status_follows(self, event: UpdateRouted) -> None:
+        if event.state_changed:
+            self.emit_status()
+
+    def _rename_ended(self, event: TurnEnded) -> None:
+        if event.turn.kind is TurnKind.RENAME:
+            self.titles.rename_turn_ended(event.session, event.turn)
+
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
         return self._tasks.spawn(coro, name)
@@ -124,23 +162,14 @@ class Engine:
     def _task_failed(self, name: str, exc: BaseException) -> None:
         self.listener.on_log("error", f"internal error in {name}: {exc!r}")
 
-    def _agent_key(self) -> str:
-        return self.supervisor.key
-
-    def _agent_ready(self, client: AgentConnection, agent: AgentDescription) -> None:
+    def _agent_ready(self, event: AgentReady) -> None:
         self.titles.agent_ready(self.supervisor.key)
-        if agent.can_list:
-            self.spawn(self.titles.reconcile_all(client), "startup-reconcile")
+        if event.agent.can_list:
+            self.spawn(self.titles.reconcile_all(event.client), "startup-reconcile")
 
-    def _agent_lost(self, reason: str) -> None:
+    def _agent_lost(self, event: AgentLost) -> None:
         for session in self.registry.by_id.values():
-            self.turns.fail_queued(session, reason)
-
-    def _turn_ended(self, session: Session, turn: Turn) -> None:
-        self.conversations.turn_ended(session, turn)
-        self.reviewed.turn_ended(session.session_id)
-        if turn.kind is TurnKind.RENAME:
-            self.titles.rename_turn_ended(session, turn)
+            self.turns.fail_queued(session, event.reason)
 
     @property
     def agent_key(self) -> str:
@@ -326,9 +355,7 @@ class Engine:
 
     # ================================================================== ACP client handler
     async def on_session_update(self, params: JsonObj) -> None:
-        update = read_update(params["sessionId"], params["update"])  # the client checked both
-        self.registry.on_update(update)
-        self.reviewed.tool_call_ended(update.session_id, update.raw)
+        self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
 
     async def request_permission(self, params: JsonObj) -> JsonObj:
         return await self.permissions.request(params)

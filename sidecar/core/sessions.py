@@ -1,24 +1,26 @@
 """The session registry: new, load and resume (attach), replay, and routing the agent's updates.
 
-Each update reaches the editor once, in order, marked as replay while a
-`session/load` replays history, attributed to the turn whose prompt is in flight
-(to no turn before a prompt is sent or after its answer), with the agent's echo of
-our own prompt dropped.
+Each update is routed once, in order, marked as replay while a `session/load`
+replays history, attributed to the turn whose prompt is in flight (to no turn
+before a prompt is sent or after its answer), with the agent's echo of our own
+prompt dropped. The session's own state takes it in first (its tool calls, mode,
+config options, usage); then it is published (`UpdateRouted`) to whoever reacts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .agent_supervisor import AgentSupervisor
-from .conversation import TranscriptHooks
+from .context import EngineContext
 from .early_updates import EarlyUpdates
 from .errors import SidecarError
+from .events import ReplayBoundary, SessionOpened, UpdateRouted
 from .ports import AgentConnection
 from .session import Session
 from .session_config import SessionConfig
@@ -29,26 +31,15 @@ from .usage import parse_usage
 JsonObj = dict[str, Any]
 
 
-class UpdateSink(Protocol):
-    def on_session_update(self, routed: Routed) -> None: ...
-
-
 class Sessions:
     def __init__(
-        self,
-        supervisor: AgentSupervisor,
-        titles: Titling,
-        sink: UpdateSink,
-        early: EarlyUpdates[Update],
-        emit_status: Callable[[], None],
-        transcripts: TranscriptHooks,
+        self, ctx: EngineContext, supervisor: AgentSupervisor, titles: Titling, early: EarlyUpdates[Update]
     ) -> None:
         self._supervisor = supervisor
         self._titles = titles
-        self._sink = sink
-        self._transcripts = transcripts
+        self._bus = ctx.bus
         self._early = early
-        self._emit_status = emit_status
+        self._emit_status = ctx.status_changed
         self.by_id: dict[str, Session] = {}
         self.active_id: str | None = None
         # Sessions attached but not published yet: their updates are parked meanwhile.
@@ -127,7 +118,7 @@ class Sessions:
         try:
             await self._titles.session_created(session)
         finally:
-            self._transcripts.opened(session)
+            self._bus.publish(SessionOpened(session))
             self._publish(session)
         self._activate(session)
         return session.session_id
@@ -175,12 +166,12 @@ class Sessions:
                 self._publish(session)
                 session.replaying = True
                 session.tool_calls.clear()
-                self._transcripts.replay(session, starting=True)
+                self._bus.publish(ReplayBoundary(session, starting=True))
                 try:
                     result = await call(client.load_session(session_id, cwd))
                 finally:
                     session.replaying = False
-                    self._transcripts.replay(session, starting=False)
+                    self._bus.publish(ReplayBoundary(session, starting=False))
             else:
                 raise SidecarError(
                     errors.CAPABILITY, "the agent offers neither session/resume nor session/load"
@@ -195,7 +186,7 @@ class Sessions:
         try:
             await self._titles.session_attached(session)
         finally:
-            self._transcripts.opened(session)
+            self._bus.publish(SessionOpened(session))
             self._publish(session)
         return session
 
@@ -249,19 +240,21 @@ class Sessions:
             and turn.consume_echo(update.text)
         ):
             return
+        # The session's own state first, then everyone who reacts (Engine._subscribe).
         call: JsonObj | None = None
+        changed = False
         if update.tool_call_id is not None:
             call = session.tool_calls.apply(update.tool_call_id, raw, replace=kind == "tool_call")
-        elif kind == "current_mode_update" and isinstance(mode := raw.get("currentModeId"), str):
-            session.reported_mode_id = mode
-        self._transcripts.update(session, update)
-        if kind == "session_info_update":
-            self._titles.on_info_update(session, raw)
-        self._sink.on_session_update(Routed(update, turn.turn_id if turn else None, session.replaying, call))
-        if kind in ("current_mode_update", "config_option_update"):
-            if kind == "config_option_update" and isinstance(options := raw.get("configOptions"), list):
+        elif kind == "current_mode_update":
+            if isinstance(mode := raw.get("currentModeId"), str):
+                session.reported_mode_id = mode
+            changed = True
+        elif kind == "config_option_update":
+            if isinstance(options := raw.get("configOptions"), list):
                 session.config_options = [o for o in options if isinstance(o, dict)]
-            self._emit_status()
+            changed = True
         elif kind == "usage_update" and (usage := parse_usage(raw)) is not None:
             session.usage = usage
-            self._emit_status()
+            changed = True
+        routed = Routed(update, turn.turn_id if turn else None, session.replaying, call)
+        self._bus.publish(UpdateRouted(session, routed, changed))

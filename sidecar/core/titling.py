@@ -42,9 +42,10 @@ from ..titles.meta import MetaError, check_meta
 from ..titles.rules import session_info_fields
 from ..titles.sanitize import InvalidTitle
 from . import errors
+from .context import EngineContext
 from .errors import SidecarError
-from .options import EngineOptions
-from .ports import AgentConnection, Spawn
+from .events import TitleChanged
+from .ports import AgentConnection
 from .session import Session
 from .title_watch import StoreWatch
 from .title_writes import Rules, TitleWrites, chain
@@ -63,11 +64,8 @@ def _under_any(path: str, roots: Sequence[str]) -> bool:
 
 
 class TitleEvents(Protocol):
-    """What titling tells the editor side."""
+    """What titling tells the user directly (a title change goes on the bus: `TitleChanged`)."""
 
-    def on_session_info(self, info: JsonObj) -> None: ...
-    # A title another sidecar saved (that sidecar also wrote it into the documents).
-    def on_session_info_elsewhere(self, info: JsonObj) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
 
@@ -83,20 +81,13 @@ class Titling:
     retried until it lands.
     """
 
-    def __init__(
-        self,
-        options: EngineOptions,
-        events: TitleEvents,
-        *,
-        spawn: Spawn,
-        emit_status: Callable[[], None],
-        agent_key: Callable[[], str],
-    ) -> None:
-        self.options = options
-        self._events = events
-        self._spawn = spawn
-        self._emit_status = emit_status
-        self._agent_key = agent_key  # who the agent is while it is not running (yet)
+    def __init__(self, ctx: EngineContext) -> None:
+        options = self.options = ctx.options
+        self._events: TitleEvents = ctx.listener
+        self._bus = ctx.bus
+        spawn = self._spawn = ctx.spawn
+        self._emit_status = ctx.status_changed
+        self._agent_key = ctx.agent_key  # who the agent is while it is not running (yet)
         self.store: TitleStore | None = None
         self.agent_key: str | None = None
         self.tracker = RenameTracker(fallback=RenameFallback(options.rename_fallback))
@@ -227,7 +218,7 @@ class Titling:
             shown = self.writes.shown.get(sid)
             self.writes.saved(rec)
             if shown is None or shown.to_session_info() != rec.to_session_info():
-                self._events.on_session_info_elsewhere(rec.to_session_info())
+                self._bus.publish(TitleChanged(rec.to_session_info(), elsewhere=True))
                 told = True
         if told:
             self._emit_status()
@@ -235,7 +226,7 @@ class Titling:
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
             return
-        self._events.on_session_info(rec.to_session_info())
+        self._bus.publish(TitleChanged(rec.to_session_info()))
         self._emit_status()
 
     # ------------------------------------------------------------------ session life
@@ -431,7 +422,7 @@ class Titling:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
             self.writes.saved(rec)
-            self._events.on_session_info(rec.to_session_info())
+            self._bus.publish(TitleChanged(rec.to_session_info()))
         if changed:
             self._emit_status()
 

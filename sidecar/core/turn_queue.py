@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from . import errors
+from .context import EngineContext
 from .errors import SidecarError
-from .options import EngineOptions
-from .ports import AgentConnection, Spawn
+from .events import PromptSent, TurnEnded
+from .ports import AgentConnection
 from .session import Session
 from .turns import Turn, TurnKind, TurnState
 
@@ -35,28 +36,22 @@ class TurnEvents(Protocol):
 class TurnQueue:
     def __init__(
         self,
-        options: EngineOptions,
-        events: TurnEvents,
+        ctx: EngineContext,
         *,
-        spawn: Spawn,
-        emit_status: Callable[[], None],
         attach: Callable[[Session], Awaitable[AgentConnection]],
         call: Callable[[Awaitable[Any]], Awaitable[Any]],
         send_cancel: Callable[[str], Awaitable[bool]],
         cancel_permissions: Callable[[Session], None],
-        on_ended: Callable[[Session, Turn], None],
-        on_sent: Callable[[Session, Turn], None],
     ) -> None:
-        self.options = options
-        self._events = events
-        self._spawn = spawn
-        self._emit_status = emit_status
+        self.options = ctx.options
+        self._events: TurnEvents = ctx.listener
+        self._bus = ctx.bus
+        self._spawn = ctx.spawn
+        self._emit_status = ctx.status_changed
         self._attach = attach  # the agent, with this session attached (starts/restarts it)
         self._call = call  # an agent call, its errors made user-facing
         self._send_cancel = send_cancel  # session/cancel; False when no agent runs to tell
         self._cancel_permissions = cancel_permissions
-        self._on_ended = on_ended
-        self._on_sent = on_sent  # the prompt goes to the agent now
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ admission
@@ -118,7 +113,7 @@ class TurnQueue:
                 # it has ended already, and its prompt is never sent.
                 return
             turn.in_flight = True
-            self._on_sent(session, turn)
+            self._bus.publish(PromptSent(session, turn))  # the prompt goes to the agent now
             result = await self._call(client.prompt(session.session_id, turn.blocks, turn.meta))
             stop = result.get("stopReason")
             if not isinstance(stop, str) or stop not in STOP_REASONS:
@@ -139,7 +134,7 @@ class TurnQueue:
         """End a turn; only its first end counts (and is told)."""
         if turn.end(stop, error):
             self._events.on_turn(session.session_id, turn.turn_id, "ended", stop, error)
-            self._on_ended(session, turn)
+            self._bus.publish(TurnEnded(session, turn))
             self._emit_status()
 
     # ------------------------------------------------------------------ cancel
