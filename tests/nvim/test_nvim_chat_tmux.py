@@ -317,3 +317,34 @@ def test_an_edit_of_two_files_reviews_both_and_accepts_them_as_left(vim: TmuxNvi
     )
     vim.wait_screen(r"\[idle\]")
     assert "proposed by the agent" not in vim.screen()  # both review tabs closed
+
+
+def test_a_buffer_changed_after_the_agent_asked_is_reviewed_as_it_is_now(vim: TmuxNvim) -> None:
+    """The request's proposal was computed from the buffer as it was; the user types in it before
+    answering: the review asks the sidecar again and shows the new line on both sides."""
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit")
+    vim.keys("C-s")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.keys("Enter")
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    vim.keys("q")  # the review closes, the request waits
+    vim.wait(lambda: "proposed by the agent" not in vim.screen(), "the review closed")
+    vim.keys("C-w", "h")
+    vim.keys("g", "g", "O")
+    vim.type("Typed after the agent asked.")
+    vim.keys("Escape")
+    vim.keys(":AcpPermission", "Enter")
+    screen = vim.wait_screen(r"The agent asks: Edit README.md")
+    assert screen.count("Typed after the agent asked.") == 2 and EDITED in screen, screen
+    vim.type("1")
+    vim.keys("Enter")
+
+    def readme_buffer() -> list[str]:
+        return json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+
+    vim.wait(lambda: readme_buffer()[-1] == EDITED, "the accepted edit in the buffer")
+    vim.wait_screen(r"\[idle\]")
