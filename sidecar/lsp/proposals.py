@@ -9,6 +9,7 @@ a disk read is bounded (PROPOSAL_TEXT_MAX) and never blocks on a named pipe (`co
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from .editor_files import EditorFiles
 
 JsonObj = dict[str, Any]
+log = logging.getLogger(__name__)
 
 PROPOSAL_TEXT_MAX = 1024 * 1024  # UTF-8 bytes of one file, before or after the edit
 PROPOSALS_TEXT_MAX = 4 * 1024 * 1024  # UTF-8 bytes of all the texts of one message
@@ -76,16 +78,21 @@ class Proposals:
         budget = PROPOSALS_TEXT_MAX
         out: list[JsonObj] = []
         for path, group in by_path(diffs).items():
-            proposal = self._one(path, group, roots)
+            try:
+                proposal = self._one(path, group, roots)
+            except Exception as exc:  # a bug here must not cost the user the request itself
+                log.exception("proposal for %.200s", path)
+                proposal = {"path": path, "uri": None, "version": None, "fit": UNAVAILABLE, "text": None}
+                proposal["reason"] = f"the sidecar could not compute it ({exc!r:.200})"
             text = proposal["text"]
             if text is not None:
                 size = len(text.encode("utf-8", "surrogatepass"))
                 if size > min(PROPOSAL_TEXT_MAX, budget):
                     proposal["text"] = None
                     proposal["reason"] = (
-                        f"the file after the edit is over {PROPOSAL_TEXT_MAX // 1024} KiB"
+                        f"the file after the edit is over {_mib(PROPOSAL_TEXT_MAX)}"
                         if size > PROPOSAL_TEXT_MAX
-                        else f"the files of this edit are over {PROPOSALS_TEXT_MAX // 1024} KiB together"
+                        else f"the files of this edit are over {_mib(PROPOSALS_TEXT_MAX)} together"
                     )
                 else:
                     budget -= size
@@ -105,7 +112,7 @@ class Proposals:
         if doc is not None:
             proposal["uri"], proposal["version"], current = doc.uri, doc.version, doc.source
             if len(current.encode("utf-8", "surrogatepass")) > PROPOSAL_TEXT_MAX:
-                return {**proposal, "reason": f"the file is over {PROPOSAL_TEXT_MAX // 1024} KiB"}
+                return {**proposal, "reason": f"the file is over {_mib(PROPOSAL_TEXT_MAX)}"}
         else:
             proposal["uri"] = real.as_uri()
             try:
@@ -115,11 +122,16 @@ class Proposals:
         result = apply_diffs(current, diffs)
         proposal["fit"], proposal["text"] = result.fit.value, result.text
         proposal["reason"] = (
-            "the agent's old text is not in the file, or is there more than once"
+            "the agent's diff does not fit the file: its old text is not there, or is there more "
+            "than once, or a text of the diff is not a string"
             if result.fit is Fit.CONFLICT
             else None
         )
         return proposal
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):g} MiB"
 
 
 def _read_bounded(path: Path, roots: Sequence[str]) -> str | None:
@@ -127,7 +139,7 @@ def _read_bounded(path: Path, roots: Sequence[str]) -> str | None:
     a regular UTF-8 file."""
     with contextlib.suppress(OSError):  # no file, or unreadable: read_text says which
         if os.stat(path).st_size > PROPOSAL_TEXT_MAX:
-            raise SidecarError(-32602, f"the file is over {PROPOSAL_TEXT_MAX // 1024} KiB")
+            raise SidecarError(-32602, f"the file is over {_mib(PROPOSAL_TEXT_MAX)}")
     try:
         return read_text(path, roots, max_bytes=PROPOSAL_TEXT_MAX)
     except SidecarError as exc:

@@ -29,10 +29,6 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
             "if": {"properties": {"text": {"type": "null"}}},
             "then": {"properties": {"reason": {"type": "string"}}},
         },
-        {
-            "if": {"properties": {"fit": {"const": "unavailable"}}},
-            "then": {"properties": {"version": {"type": "null"}}},
-        },
     ],
 }
 

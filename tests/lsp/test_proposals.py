@@ -169,8 +169,8 @@ async def test_malformed_refused_and_oversized_diffs_get_a_fit_and_a_reason(
             by_path["relative.txt"]["fit"] == "unavailable"
             and "absolute" in by_path["relative.txt"]["reason"]
         )
-        assert by_path[str(big)]["fit"] == "unavailable" and "1024 KiB" in by_path[str(big)]["reason"]
+        assert by_path[str(big)]["fit"] == "unavailable" and "1 MiB" in by_path[str(big)]["reason"]
         huge = by_path[str(workspace / "huge.txt")]
-        assert (huge["fit"], huge["text"]) == ("applies", None) and "1024 KiB" in huge["reason"]
+        assert (huge["fit"], huge["text"]) == ("applies", None) and "1 MiB" in huge["reason"]
         assert by_path[str(workspace / "new.txt")]["text"] == "new\n"
         check_all(ed)

@@ -302,6 +302,8 @@ def test_an_edit_of_two_files_reviews_both_and_accepts_them_as_left(vim: TmuxNvi
     vim.keys("]", "f")
     screen = vim.wait_screen(r"current notes.txt")
     assert "file 2/2" in screen and "My notes." in screen and EDITED in screen, screen
+    # This file's review, too, has its cursor on its first change.
+    assert json.loads(vim.lua("vim.api.nvim_win_get_cursor(0)[1]")) == 2
     vim.keys("G", "c", "c")
     vim.type("My own last line.")
     vim.keys("Escape")

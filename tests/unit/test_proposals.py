@@ -86,3 +86,19 @@ def test_a_tool_call_that_is_replayed_settled_or_without_a_diff_proposes_nothing
     assert proposals.for_update("s1", False, {**live, "sessionUpdate": "plan"}) is None
     [unknown] = proposals.for_update("s2", False, live) or []
     assert unknown["fit"] == "unavailable" and "not loaded" in unknown["reason"]
+
+
+def test_past_the_bound_of_one_message_later_files_carry_no_text(tmp_path: Path) -> None:
+    """4 MiB of texts per message: the files after it are still proposed, fit and all, without
+    their text, and say why; one file's text is bounded at 1 MiB."""
+    chunk = "x" * (900 * 1024)
+    diffs = [
+        {"type": "diff", "path": str(tmp_path / f"f{n}.txt"), "oldText": None, "newText": chunk}
+        for n in range(6)
+    ]
+    proposals = propose(Files(), tmp_path, diffs)
+    assert [p["text"] is not None for p in proposals] == [True, True, True, True, False, False]
+    assert all(p["fit"] == "applies" for p in proposals)
+    assert "4 MiB together" in proposals[4]["reason"]
+    [alone] = propose(Files(), tmp_path, [{**diffs[0], "newText": "y" * (1024 * 1024 + 1)}])
+    assert alone["text"] is None and "over 1 MiB" in alone["reason"]
