@@ -320,6 +320,14 @@ class Engine:
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         return self.fs.tool_call_diffs(session_id, tool_call_id)
 
+    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
+        """The session's roots and a tool call's diffs, paths not admitted yet (for proposals)."""
+        return self.fs.diffs_of(session_id, tool_call_id)
+
+    def session_roots(self, session_id: str) -> list[str] | None:
+        session = self.sessions.get(session_id)
+        return session.roots if session is not None else None
+
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         return self.fs.pending_edits()
 

@@ -79,6 +79,14 @@ class FileService:
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""
+        roots, diffs = self.diffs_of(session_id, tool_call_id)
+        for diff in diffs:
+            resolve_inside(diff.get("path"), roots)
+        return diffs
+
+    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
+        """The session's roots and the diffs of one of its tool calls (not admitted yet: the
+        proposals say per file which path is refused)."""
         if not isinstance(session_id, str) or not session_id:
             raise errors.invalid("sessionId must be a non-empty string")
         if not isinstance(tool_call_id, str) or not tool_call_id:
@@ -89,9 +97,7 @@ class FileService:
         diffs = session.transcript.diff_for(tool_call_id) or _asked_diffs(session, tool_call_id)
         if not diffs:
             raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
-        for diff in diffs:
-            resolve_inside(diff.get("path"), session.roots)
-        return diffs
+        return session.roots, diffs
 
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         """Tool calls with a diff that is not completed or failed yet, and diffs of pending

@@ -59,8 +59,9 @@ rename request
     ``session_info_update`` whose fields are that object merged over
     ``{"sessionUpdate": "session_info_update"}``; its effect is persisted
     (``title: null`` clears, ``_meta`` merges recursively).
-``#edit`` / ``#edit=<relpath>``
-    An edit tool call with a diff on that file (default: the first README* in
+``#edit`` / ``#edit=<relpath>`` / ``#edit=<a>,<b>``
+    An edit tool call with a diff on that file, one per file of a comma-separated
+    list, in one tool call (default: the first README* in
     cwd, else a new ``demo.txt``): newText is the old text plus
     ``"\nEdited by the acp-sidecar demo agent.\n"`` (a new file gets the line
     alone). Then a permission request; allowed -> ``fs/write_text_file`` and

@@ -168,6 +168,12 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     return {"applied": await ls.files.apply_diffs(diffs)}
 
 
+@command("acp.edit.proposals", "EditApply")
+async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
+    await ls.ready_engine()
+    return {"proposals": ls.proposals.for_tool_call(args.session_id, args.tool_call_id)}
+
+
 @command("acp.permission.respond", "PermissionRespond", in_order=False)
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
     engine = await ls.ready_engine()

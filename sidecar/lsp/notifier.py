@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..transcripts import DocumentChange
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
+    from .proposals import Proposals
     from .status_diagnostic import StatusDiagnostic
     from .transcript_docs import TranscriptDocs
 
@@ -66,8 +67,10 @@ class Notifier:
         tasks: OwnedTasks,
         status_diagnostic: StatusDiagnostic,
         permissions: PermissionPrompts,
+        proposals: Proposals,
     ) -> None:
         self.port = port
+        self._proposals = proposals
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
         self.live = LiveEvents(port, tasks)
@@ -95,6 +98,11 @@ class Notifier:
                 self.live.on_update(session_id, update)
 
     def _send_update(self, params: JsonObj) -> None:
+        update = params["update"]
+        if isinstance(update, dict) and isinstance(update.get("content"), list):  # a tool call's content
+            proposals = self._proposals.for_update(params["sessionId"], params["replay"], update)
+            if proposals is not None:
+                params = {**params, "proposals": proposals}
         self.port.notify("acp/sessionUpdate", params)
 
     def on_turn(

@@ -26,6 +26,7 @@ from .editor_files import EditorFiles
 from .notifier import Notifier
 from .permissions import PermissionPrompts
 from .ports import ClientCaps
+from .proposals import Proposals
 from .protocol import AcpProtocol
 from .status_diagnostic import StatusDiagnostic
 from .transcript_docs import TranscriptDocs
@@ -90,8 +91,11 @@ class AcpLanguageServer(LanguageServer):
         self.tasks = OwnedTasks("lsp")
         self.files = EditorFiles(self)
         self.status_diagnostic = StatusDiagnostic(self)
-        self.permission_prompts = PermissionPrompts(self, self.tasks)
-        self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.permission_prompts)
+        self.proposals = Proposals(self.files, lambda: self.engine)
+        self.permission_prompts = PermissionPrompts(self, self.tasks, self.proposals)
+        self.notifier = Notifier(
+            self, self.tasks, self.status_diagnostic, self.permission_prompts, self.proposals
+        )
         self.transcripts = TranscriptDocs(
             self, self.tasks, lambda: self.engine.conversations.store if self.engine is not None else None
         )

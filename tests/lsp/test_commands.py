@@ -37,6 +37,7 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.session.setModel",
             "acp.session.setConfigOption",
             "acp.edit.apply",
+            "acp.edit.proposals",
             "acp.permission.respond",
             "acp.authenticate",
             "acp.status",
