@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_agent_events import ended_progress
 from tests.lsp.test_commands import expect_error
 from tests.lsp.test_permissions_files import scripted
 from tests.procs import alive, descendants, wait_gone
@@ -384,6 +385,10 @@ async def test_demo_agent_runs_a_terminal_shown_in_the_transcript(
         assert body.startswith("demo terminal line 0 ✓\n")
         assert "demo terminal line 4 ✓" in text
         assert "exited with code 0." in text
+        if profile == "helix":  # its capabilities declare work-done progress
+            done = await ended_progress(ed, f"acp-{admitted['turnId']}-", 1)
+            reports = [v.message for v in done[0] if v.kind == "report"]
+            assert any(str(m).startswith("$ ") and "demo terminal line" in str(m) for m in reports), reports
         assert not [p for p in descendants(ed.client._server.pid) if "demo terminal" in _cmdline(p)]
 
 
@@ -422,3 +427,21 @@ async def test_the_editor_kills_a_terminal(workspace: Path, state_dir: Path) -> 
         assert await ed.command("acp.terminal.kill", {"sessionId": sid}) == {"killed": []}
         err = await expect_error(ed, "acp.terminal.kill", "term-1")
         assert "no running terminal" in err.message
+
+
+async def test_cancelling_the_turn_ends_its_terminal(workspace: Path, state_dir: Path) -> None:
+    """acp.cancel while the demo agent waits for its command: the sidecar kills it, the agent
+    releases it, the turn ends cancelled and the command's process is gone."""
+    async with open_editor("helix", workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        admitted = await ed.command("acp.prompt", "#terminal=slow")
+        await ed.wait_for(
+            "acp/terminal", lambda e: str(e.get("lastLine")).startswith("slow terminal line"), timeout=30
+        )
+        running = [p for p in descendants(ed.client._server.pid) if "slow terminal line" in _cmdline(p)]
+        assert running
+        assert (await ed.command("acp.cancel"))["cancelled"] is True
+        end = await ed.wait_turn_end(admitted["turnId"], timeout=30)
+        assert end["stopReason"] == "cancelled"
+        await ed.wait_for("acp/terminal", lambda e: e["state"] == "released", timeout=20)
+        assert not await asyncio.to_thread(wait_gone, set(running), 10)
