@@ -33,7 +33,7 @@ def terminal_cut_note(hidden_bytes: int) -> str:
 
 
 def terminal_exit_line(command: str, status: dict[str, Any]) -> str:
-    label = inline_code(one_line(command, 120) or "?")
+    label = inline_code(one_line(command, 60) or "?")  # short: the end must fit on a screen line
     if status.get("signal"):
         return f"**Terminal:** {label} was ended by {one_line(status['signal'], 20)}.\n"
     return f"**Terminal:** {label} exited with code {status.get('exitCode')}.\n"
