@@ -29,6 +29,7 @@ import os
 import signal
 import socket
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -208,6 +209,7 @@ class Terminals:
         self._on_event = on_event
         self._environ = environ
         self._by_id: dict[str, Terminal] = {}
+        self._starting: Counter[str] = Counter()
         self._ids = itertools.count(1)
         self._tasks = OwnedTasks("terminals")
         self._feeder: asyncio.Task[None] | None = None
@@ -263,7 +265,8 @@ class Terminals:
         cwd = resolve_inside(session.cwd if raw_cwd is None else raw_cwd, session.roots)
         if not cwd.is_dir():
             raise errors.path_refused(str(raw_cwd), "it is not a directory")
-        held = sum(1 for t in self._by_id.values() if t.session_id == session.session_id)
+        sid = session.session_id
+        held = sum(1 for t in self._by_id.values() if t.session_id == sid) + self._starting[sid]
         if held >= MAX_TERMINALS:
             raise errors.SidecarError(
                 errors.QUEUE_FULL,
@@ -278,8 +281,15 @@ class Terminals:
             cwd=str(cwd),
             output=OutputBuffer(limit),
         )
-        await self._start(terminal, env)
+        self._starting[sid] += 1  # concurrent creates count against the bound while they start
+        try:
+            await self._start(terminal, env)
+        finally:
+            self._starting[sid] -= 1
         self._by_id[terminal.terminal_id] = terminal
+        if self._closed:  # the sidecar began to stop while it started: it must not outlive that
+            await self.release(terminal)
+            raise errors.agent_down("the sidecar is shutting down")
         self._event(terminal)
         return {"terminalId": terminal.terminal_id}
 

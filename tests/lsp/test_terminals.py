@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -275,33 +276,47 @@ async def test_sixty_four_terminals_at_once_and_one_more_is_refused(
 ) -> None:
     async with agent_session(workspace, state_dir, tmp_path) as agent:
         count = 64
+        # All 65 sent before any answer: exactly one is refused, at once, not after a wait.
         creates = [
-            request(
-                "terminal/create", agent.sid, command="/bin/sh", args=["-c", f"echo up-{i}; exec sleep 120"]
-            )
-            for i in range(count)
+            {
+                "request": "terminal/create",
+                "params": {
+                    "sessionId": agent.sid,
+                    "command": "/bin/sh",
+                    "args": ["-c", f"echo up-{i}; exec sleep 120"],
+                },
+            }
+            for i in range(count + 1)
         ]
-        answers = await agent.run(*creates, timeout=120)
+        [burst] = (await agent.run({"at_once": creates}, timeout=120)).values()
+        refused = [i for i, a in enumerate(burst["result"]) if "error" in a]
+        assert len(refused) == 1, burst
+        assert "already holds 64 terminals" in error_of(burst["result"][refused[0]])
+        answers = [a for i, a in enumerate(burst["result"]) if i != refused[0]]
         ids = [result_of(answers[i], "terminal/create")["terminalId"] for i in range(count)]
         assert len(set(ids)) == count
         more = await agent.run(request("terminal/create", agent.sid, command="/bin/sh", args=["-c", "true"]))
         assert "already holds 64 terminals" in error_of(more[0])
-        sidecar_children = descendants(agent.ed.client._server.pid)
+        echoed = [i for i in range(count + 1) if i != refused[0]]
+        # Each terminal: its reaper (the command on its command line) and the command (sh, exec'd
+        # into sleep); not the agent's reaper.
+        terminal_process = re.compile(r"(?:reaper\.py \d+ -- |^)/bin/sh -c echo up-|^sleep 120 $")
+        sidecar = agent.ed.client._server.pid
+        started = {p for p in descendants(sidecar) if terminal_process.search(_cmdline(p))}
+        assert len(started) == 2 * count
         outputs = await agent.run(
             *[request("terminal/output", agent.sid, terminalId=t) for t in ids], timeout=60
         )
         for i, tid in enumerate(ids):
             output = result_of(outputs[i], "terminal/output")
             assert output["exitStatus"] is None, tid
-            assert output["output"] in ("", f"up-{i}\n")
+            assert output["output"] in ("", f"up-{echoed[i]}\n")
         released = await agent.run(
             *[request("terminal/release", agent.sid, terminalId=t) for t in ids], timeout=120
         )
         assert all(result_of(released[i], "terminal/release") == {} for i in range(count))
-        left = await asyncio.to_thread(
-            wait_gone, sidecar_children - descendants(agent.ed.client._server.pid), 10
-        )
-        assert not left
+        left = {p for p in started if alive(p)}
+        assert not left, f"alive right after terminal/release answered: {sorted(left)}"
         # Room again.
         tid = await agent.create("/bin/sh", "-c", "exit 0")
         assert await agent.call("terminal/wait_for_exit", tid) == {"exitCode": 0, "signal": None}
