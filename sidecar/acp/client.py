@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 MAX_LIST_PAGES = 10_000
+TERMINAL_METHODS = frozenset(
+    ("terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release")
+)
 
 JsonObj = dict[str, Any]
 
@@ -31,6 +34,7 @@ class ClientHandler(Protocol):
     async def request_permission(self, params: JsonObj) -> JsonObj: ...
     async def read_text_file(self, params: JsonObj) -> JsonObj: ...
     async def write_text_file(self, params: JsonObj) -> JsonObj: ...
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj: ...
 
 
 @dataclass
@@ -188,6 +192,8 @@ class AcpClient:
             return await self.handler.read_text_file(params)
         if method == "fs/write_text_file":
             return await self.handler.write_text_file(params)
+        if method in TERMINAL_METHODS:
+            return await self.handler.terminal_request(method, params)
         raise MethodNotFound(method)
 
     # ------------------------------------------------------------------ methods
@@ -199,7 +205,7 @@ class AcpClient:
                     "protocolVersion": PROTOCOL_VERSION,
                     "clientCapabilities": {
                         "fs": {"readTextFile": True, "writeTextFile": True},
-                        "terminal": False,
+                        "terminal": True,  # terminal/*: the sidecar runs the commands (core/terminals.py)
                         # Opt-ins (stable since 2026-10): the editor is shown both.
                         "session": {"notices": {}, "compaction": {}},
                     },

@@ -176,6 +176,11 @@ class Conversations:
         renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
         self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error), urgent=True)
 
+    def terminal_output(self, session: Session, markdown: str) -> None:
+        """A shown client terminal's new output or its end (Markdown from core/terminals.py)."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.terminal, markdown))
+
     def mode_changed(self, session: Session, mode_id: str) -> None:
         renderer = self._of(session).renderer
         self._queue(self._of(session), lambda: _render(renderer.mode_changed, mode_id))

@@ -27,6 +27,7 @@ from .session import PermissionRequest, Session
 from .session_config import SessionConfig
 from .sessions import Sessions
 from .status import StatusReporter, build_status
+from .terminals import Terminals
 from .titling import Titling
 from .turn_queue import TurnQueue
 from .turns import Turn, TurnKind
@@ -114,6 +115,10 @@ class Engine:
             on_sent=self.conversations.prompt_sent,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, self.emit_status)
+        # The agent's client terminals: the commands it runs through us, shown in the transcript.
+        self.terminals = Terminals(
+            lambda: self.registry.by_id, self.conversations.terminal_output, listener.on_terminal
+        )
 
     # ================================================================== wiring
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
@@ -134,6 +139,8 @@ class Engine:
     def _agent_lost(self, reason: str) -> None:
         for session in self.registry.by_id.values():
             self.turns.fail_queued(session, reason)
+        # Nothing the dead agent started keeps running.
+        self.spawn(self.terminals.release_all(), "release-terminals")
 
     def _turn_ended(self, session: Session, turn: Turn) -> None:
         self.conversations.turn_ended(session, turn)
@@ -174,6 +181,8 @@ class Engine:
             self.turns.fail_queued(session, "the sidecar is shutting down")
             if session.current is not None and session.current.in_flight:
                 await self.supervisor.send_cancel(session.session_id)
+        self.shutdown_step = "ending terminals"
+        await self.terminals.aclose()
         # Titles known now reach the disk before the agent is asked to stop: stopping it may use
         # up the time the editor gives us, and a title the user saw must survive that.
         self.shutdown_step = "saving titles"
@@ -193,6 +202,7 @@ class Engine:
         self.shutdown_step = "done"
 
     def kill_agent_now(self) -> None:
+        self.terminals.kill_now()
         self.supervisor.kill_now()
 
     # ================================================================== status
@@ -254,7 +264,20 @@ class Engine:
         }
 
     async def cancel(self, session_id: str | None = None) -> bool:
-        return await self.turns.cancel(await self.registry.resolve(session_id))
+        session = await self.registry.resolve(session_id)
+        cancelled = await self.turns.cancel(session)
+        # A cancelled turn leaves no command running (the agent may still read and release them).
+        self.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
+        return cancelled
+
+    async def kill_terminals(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
+        """The editor's kill: one terminal by id, or every running terminal of a session."""
+        if terminal_id is not None:
+            if not await self.terminals.kill_by_id(terminal_id):
+                raise errors.invalid(f"no running terminal {terminal_id!r:.80}")
+            return {"killed": [terminal_id]}
+        session = await self.registry.resolve(session_id)
+        return {"killed": await self.terminals.kill_session(session.session_id)}
 
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
         """`session/set_title` when the agent offers it (any session the title cache knows), else a
@@ -336,6 +359,8 @@ class Engine:
         self.registry.on_update(params)
         if isinstance(update := params.get("update"), dict):
             self.reviewed.tool_call_ended(str(params.get("sessionId")), update)
+            if update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
+                self.terminals.show(str(params.get("sessionId")), update)
 
     async def request_permission(self, params: JsonObj) -> JsonObj:
         return await self.permissions.request(params)
@@ -345,3 +370,6 @@ class Engine:
 
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
+
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
+        return await self.terminals.handle(method, params)

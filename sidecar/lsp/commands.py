@@ -131,6 +131,12 @@ async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
     return {"cancelled": await engine.cancel(args.session_id)}
 
 
+@command("acp.terminal.kill", "TerminalKill", "terminalId")
+async def terminal_kill(ls: AcpLanguageServer, args: a.TerminalKill) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.kill_terminals(args.terminal_id, args.session_id)
+
+
 @command("acp.session.rename", "Rename", "title")
 async def rename(ls: AcpLanguageServer, args: a.Rename) -> Any:
     engine = await ls.ready_engine()

@@ -198,3 +198,14 @@ class Notifier:
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
         if self.transcripts is not None:
             self.transcripts.on_change(uri, change)
+
+    def on_terminal(self, session_id: str, info: JsonObj) -> None:
+        """`acp/terminal`; a shown terminal's last line is also the running turn's progress."""
+        self.coalescer.flush()
+        self.port.notify("acp/terminal", {"sessionId": session_id, **info})
+        line = info.get("lastLine")
+        running = [turn for turn, session in self._progress_session.items() if session == session_id]
+        if isinstance(line, str) and line.strip() and running:
+            progress = self.progress.get(running[-1])
+            if progress is not None:
+                progress.on_terminal(f"$ {info.get('command')}: {line}")

@@ -171,6 +171,12 @@ class Renderer:
         self._emit(turn_end_line(stop_reason, error, self._clock()))
         self._finish(None)
 
+    def terminal(self, markdown: str) -> None:
+        """A client terminal's piece, already Markdown (see terminal.py); live only, no key."""
+        self._start("agent")
+        self._emit(markdown)
+        self._finish(None)
+
     def begin_replay(self) -> None:
         """`session/load` starts: what follows until end_replay is the session's history."""
         self._close_open()

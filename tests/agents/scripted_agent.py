@@ -14,6 +14,8 @@ Steps:
   {"update_for": SESSION_ID, "update": {...}} a session/update for another session id
   {"raw": TEXT}                              write TEXT as one line, as is
   {"request": METHOD, "params": ...}         any request to the client
+  {"at_once": [{"request": ..., "params": ...}, ...]}  those requests all sent before any answer;
+                                             the result is {"result": [each {result|error}]}
   {"sleep": SECONDS}
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
@@ -95,6 +97,9 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             sys.stdout.flush()
         elif "request" in step:
             result = await request(step["request"], step.get("params"))
+        elif "at_once" in step:
+            answers = await asyncio.gather(*(request(r["request"], r.get("params")) for r in step["at_once"]))
+            result = {"result": [{k: v for k, v in a.items() if k in ("result", "error")} for a in answers]}
         elif "sleep" in step:
             await asyncio.sleep(step["sleep"])
         elif "exit" in step:

@@ -32,6 +32,7 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.session.transcript",
             "acp.prompt",
             "acp.cancel",
+            "acp.terminal.kill",
             "acp.session.rename",
             "acp.session.setMode",
             "acp.session.setModel",

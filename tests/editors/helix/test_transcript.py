@@ -88,3 +88,20 @@ def test_the_prompt_area_is_sent_with_the_code_action_and_cleared(helix: HelixEd
     helix.wait_until(lambda: shown_lines(helix) == file_lines(helix), "the screen to show the file")
     lines = shown_lines(helix)
     assert lines[-1].startswith("<!-- acp-sidecar: write your prompt below"), lines[-3:]  # area cleared
+
+
+def test_a_terminal_s_output_is_shown_in_the_conversation(helix: HelixEditor) -> None:
+    """The demo agent runs a command in the sidecar's terminal (after the permission popup): its
+    output appears fenced in the conversation Helix shows, then how it ended."""
+    helix.start("main.py")
+    helix.wait_agent_ready()
+    helix.workspace_command("acp.prompt", '"#terminal"')
+    helix.wait_screen(r"The agent asks permission: Run `")
+    helix.send_keys("Enter")  # "Allow" is preselected
+    helix.wait_screen(TRANSCRIPT, region="status")
+    helix.wait_screen(r"(?m)^\s+\d+  ```text$")
+    helix.wait_screen(r"(?m)^\s+\d+  demo terminal line 0 ✓$")
+    helix.wait_screen(r"exited with code 0\.")
+    helix.wait_screen(r"_Turn ended \(end_turn\) · ")
+    text = transcript_file(helix).read_text()
+    assert "demo terminal line 4 ✓" in text and "ended with code 0" in text
