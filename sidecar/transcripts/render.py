@@ -40,6 +40,7 @@ from .elements import (
     tool_call_line,
     tool_status_line,
     turn_end_line,
+    verbatim_block,
 )
 from .model import Batch, ReplayCursor, ReplayItem
 from .tracking import Compaction, MessageState, ToolState, placeholder
@@ -55,6 +56,8 @@ MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
 MAX_MESSAGE = 1 << 20
 MAX_USER_CHARS = 1 << 20  # a user message is kept whole until it ends; longer ones are cut
 MAX_TOOLS = 1000
+# What a user message the agent made up during a live session is shown under (docs/protocol.md).
+ECHO_LINE = "_The agent reported a user message that was not sent from here:_\n"
 
 
 class Renderer:
@@ -367,8 +370,12 @@ class Renderer:
 
     def _render_user(self, parts: PromptParts, meta: object, replayed: bool = False) -> None:
         title = rename_title(parts.text, meta)
-        if replayed and not self._replaying and self._echoes_live_prompt(parts, title):
-            return  # the agent echoing the prompt we already show
+        if replayed and not self._replaying:
+            # A user message the agent sent outside a replay: the echo of the prompt we show
+            # already, or words we never sent (shown as the agent's, never as the user's).
+            if not self._echoes_live_prompt(parts, title):
+                self._render_echo(parts)
+            return
         if title is not None:
             self._start(None)
             self._emit(rename_line(title))
@@ -377,14 +384,31 @@ class Renderer:
         self._start("you")
         text = clean_text(parts.text).strip("\n")
         if text.strip():
-            self._emit(escape_markdown(text, self._text_state()))
+            self._emit(verbatim_block(text))
         context = context_line(parts, self.cwd)
         if context:
             self._blank()
             self._emit(context)
         if not text.strip() and not context:
             self._emit("_(empty prompt)_\n")
-        self._finish(parts.key, container=not context)
+        self._finish(parts.key)
+
+    def _render_echo(self, parts: PromptParts) -> None:
+        """A `user_message_chunk` during a live session that is not the prompt sent: the agent's
+        words, marked as such (its key is the user message's, so a replay of it adds nothing)."""
+        text = clean_text(parts.text).strip("\n")
+        context = context_line(parts, self.cwd)
+        if not text.strip() and not context:
+            return
+        self._start("agent")
+        self._emit(ECHO_LINE)
+        if text.strip():
+            self._blank()
+            self._emit(verbatim_block(text))
+        if context:
+            self._blank()
+            self._emit(context)
+        self._finish(parts.key)
 
     def _echoes_live_prompt(self, parts: PromptParts, title: str | None) -> bool:
         live = self._live_prompt
