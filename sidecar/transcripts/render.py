@@ -77,8 +77,7 @@ class Renderer:
         self._section: str | None = None
         self._open: MessageState | None = None
         self._tools: OrderedDict[str, ToolState] = OrderedDict()
-        self._last_plan: str | None = None
-        self._last_plan_steps: str | None = None
+        self._pending_plan: list[JsonObj] | None = None  # the turn's latest plan, not shown yet
         self._mode: str | None = None
         self._model: str | None = None
         self._mode_names: dict[str, str] = {}
@@ -121,6 +120,7 @@ class Renderer:
     ) -> None:
         """A live prompt turn starts: show what was sent (a rename prompt as one line).
         `labels` names the range of attached context by its URI (e.g. "lines 3-7")."""
+        self._flush_plan()  # one sent outside a turn
         parts = split_prompt(blocks, labels)
         self._live_prompt = parts
         self._live_title = rename_title(parts.text, meta)
@@ -169,6 +169,7 @@ class Renderer:
 
     def turn_ended(self, stop_reason: str | None, error: JsonObj | None = None) -> None:
         self._close_open()
+        self._flush_plan()
         self._live_prompt = None
         self._start(_KEEP)
         self._emit(turn_end_line(stop_reason, error, self._clock()))
@@ -177,6 +178,7 @@ class Renderer:
     def begin_replay(self) -> None:
         """`session/load` starts: what follows until end_replay is the session's history."""
         self._close_open()
+        self._flush_plan()
         # Live text not taken yet goes before the replayed items.
         self._lead.append("".join(self._out))
         self._lead_keys = len(self._keys)
@@ -187,6 +189,7 @@ class Renderer:
 
     def end_replay(self) -> None:
         self._close_open()
+        self._flush_plan()  # the last replayed turn's
         self._replaying = False
         self._sink = self._out
         # What the document ends with depends on what the store keeps of the replay.
@@ -359,6 +362,8 @@ class Renderer:
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
             self._close_open()
+            if self._replaying:
+                self._flush_plan()  # a replayed turn ends where the next user message starts
             message = self._open = MessageState("user", message_id)
         if message.meta is None:
             message.meta = update.get("_meta")
@@ -462,21 +467,21 @@ class Renderer:
             self._tools.popitem(last=False)
 
     def _plan(self, update: JsonObj) -> None:
-        # Shown when its steps change and once when they are all done: the step-by-step
-        # progress in between is what $/progress shows live, and would repeat the plan in
-        # the document at every step. Decided from the updates alone, so a replay renders
-        # the same plans as the live turn did.
+        # A plan is sent again whole at every step: the document shows each turn's latest plan
+        # once, where the turn ends (a replayed turn: where the next user message starts), and
+        # $/progress shows the steps live. Decided from the updates alone, so a replay renders
+        # the same plans as the live turn did. (Not edited in place: the document's edits are
+        # anchored to its title, its start and the prompt area only.)
         entries = plan_entries(update)
-        key = "p:" + digest(entries)
-        steps = "ps:" + digest([entry.get("content") for entry in entries])
-        done = bool(entries) and all(entry.get("status") == "completed" for entry in entries)
-        if key == self._last_plan or (steps == self._last_plan_steps and not done):
+        self._pending_plan = entries or None
+
+    def _flush_plan(self) -> None:
+        entries, self._pending_plan = self._pending_plan, None
+        if entries is None:
             return
-        self._last_plan = key
-        self._last_plan_steps = steps
         self._start("agent")
         self._emit(plan_block(entries))
-        self._finish(key, container=True)
+        self._finish("p:" + digest(entries), container=True)
 
     def _setting(self, what: str, value: str, key: str) -> None:
         self._start(_KEEP)

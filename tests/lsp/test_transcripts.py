@@ -94,13 +94,14 @@ async def test_the_file_holds_prompt_streamed_answer_tool_calls_and_diffs(
     # Attached context is named with its range, never shown raw.
     assert "## You\n\n    Explain this\n\nContext: `src/app.py` (lines 1-2)\n" in body
     assert "héllo wörld" not in body and "[resource:" not in body
-    # In order: the prompt, the plan, the read tool call, the streamed answer, the turn's end.
+    # In order: the prompt, the read tool call, the streamed answer, the plan (its last state,
+    # once), the turn's end.
     order = [
         "## You\n\n    Where is the README? Do not change files.",
         "## Agent",
-        "**Plan:**",
         "**Tool:** Read README.md (`read_file` · read · pending) — `README.md`",
         answer.splitlines()[0],
+        "**Plan:**\n\n- [x] Read README.md\n- [x] Think about the question\n- [x] Write the answer\n",
         "_Turn ended (end_turn)",
         "Please add a line #edit",
         "**Tool:** Edit README.md (`write_file` · edit · pending)",
@@ -114,6 +115,7 @@ async def test_the_file_holds_prompt_streamed_answer_tool_calls_and_diffs(
     # The whole streamed answer, every chunk in order (the demo answer needs no escaping).
     assert answer in body
     assert body.count(answer) == 1
+    assert body.count("**Plan:**") == 2  # one per turn with a plan (the #edit turn has one too)
     assert re.search(r"_Turn ended \(end_turn\) · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d_", body)
     # The title is the automatic one (the first prompt's first words).
     identity = f"<!-- acp-sidecar transcript · agent acp-sidecar-demo · session {sid} -->"

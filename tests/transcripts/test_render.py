@@ -173,7 +173,7 @@ def test_a_new_file_diff_and_a_huge_one() -> None:
     assert "Diff of `big.txt`: too large to show" in out
 
 
-def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
+def test_plans_are_a_checklist_shown_where_the_turn_ends() -> None:
     r = renderer()
     plan = {
         "sessionUpdate": "plan",
@@ -185,9 +185,12 @@ def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
     }
     r.update(plan)
     r.update(plan)
+    assert "**Plan:**" not in rendered(r)  # not yet: it may still change
+    r.turn_ended("cancelled")
     out = rendered(r)
     assert out.count("**Plan:**") == 1
     assert "- [x] Read\n- [ ] Fix it _(in progress)_\n- [ ] Test\n" in out
+    assert out.index("**Plan:**") < out.index("_Cancelled (cancelled)")
 
 
 def _plan(*statuses: str, steps: tuple[str, ...] = ("Read", "Think", "Answer")) -> dict[str, object]:
@@ -197,20 +200,63 @@ def _plan(*statuses: str, steps: tuple[str, ...] = ("Read", "Think", "Answer")) 
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def test_a_plan_is_shown_when_its_steps_change_and_when_done_not_at_every_step() -> None:
+def test_a_turn_shows_its_latest_plan_once() -> None:
     r = renderer()
+    r.prompt([{"type": "text", "text": "go"}])
     r.update(_plan("in_progress", "pending", "pending"))
+    r.update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"})
     r.update(_plan("completed", "in_progress", "pending"))
     r.update(_plan("completed", "completed", "in_progress"))
     r.update(agent("The answer."))
     r.update(_plan("completed", "completed", "completed"))
+    r.turn_ended("end_turn")
     out = rendered(r)
-    assert out.count("**Plan:**") == 2, out
-    assert "- [ ] Read _(in progress)_\n- [ ] Think\n- [ ] Answer\n" in out
+    assert out.count("**Plan:**") == 1, out
     assert "- [x] Read\n- [x] Think\n- [x] Answer\n" in out
-    # New steps: shown again, whatever their status.
+    assert out.index("The answer.") < out.index("**Plan:**") < out.index("_Turn ended")
+    # The next turn: its own plan, once, new steps or not.
+    r.prompt([{"type": "text", "text": "again"}])
     r.update(_plan("completed", "in_progress", steps=("Read", "Test")))
-    assert rendered(r).count("**Plan:**") == 1
+    r.update(_plan("completed", "completed", steps=("Read", "Test")))
+    r.turn_ended("end_turn")
+    again = rendered(r)
+    assert again.count("**Plan:**") == 1 and "- [x] Read\n- [x] Test\n" in again
+    # A turn without a plan shows none.
+    r.prompt([{"type": "text", "text": "plain"}])
+    r.turn_ended("end_turn")
+    assert "**Plan:**" not in rendered(r)
+
+
+def test_a_replay_shows_the_same_plans_as_the_live_turns_did() -> None:
+    turns = [
+        [
+            _plan("in_progress", "pending", "pending"),
+            agent("one"),
+            _plan("completed", "completed", "completed"),
+        ],
+        [_plan("in_progress", "pending", steps=("A", "B")), agent("two")],
+    ]
+    live = renderer()
+    keys: list[str] = []
+    for index, updates in enumerate(turns):
+        live.prompt([{"type": "text", "text": f"q{index}"}])
+        for update in updates:
+            live.update(update)
+        live.turn_ended("end_turn")
+        batch = live.take()
+        assert batch is not None
+        keys += batch.keys
+    replay = renderer()
+    replay.begin_replay()
+    for index, updates in enumerate(turns):
+        replay.update(user(f"q{index}", f"u{index}"))
+        for update in updates:
+            replay.update(update)
+    replay.end_replay()
+    batch = replay.take()
+    assert batch is not None
+    assert [item.key for item in batch.items] == [k for k in keys if not k.startswith("e:")]
+    assert sum(item.text.startswith("**Plan:**") for item in batch.items) == 2
 
 
 def test_mode_model_notice_compaction_and_turn_end() -> None:
