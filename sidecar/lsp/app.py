@@ -41,8 +41,8 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
 def _register_lifecycle(server: AcpLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
-        ls.caps = read_client_caps(params.capabilities)
         client = params.client_info.name.lower() if params.client_info else ""
+        ls.caps = read_client_caps(params.capabilities)._replace(anchored_view=client == "helix")
         ls.client_name = client
         ls.echo_results = client == "helix"
         ls.initialization_options = params.initialization_options

@@ -177,6 +177,10 @@ class TranscriptDocs:
             edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
             if not edits:
                 continue
+            if self.port.caps.anchored_view:
+                from ..transcripts import follow_edits  # with the engine
+
+                edits = follow_edits(buffer, edits)
             doc.sent_at = loop.time()
             doc.edited.clear()
             if await self._apply(doc, buffer, version, edits):

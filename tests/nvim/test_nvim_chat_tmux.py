@@ -67,6 +67,9 @@ def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cur
     assert st["input"] == "my next question" and st["row"] == st["count"], st
     text = chat_text(vim)
     assert text.count("#chunks=700 #slow=15 stream please") == 1, text
+    # The prompt reads as typed: indented under "## You", no backslash before its "#".
+    assert "\n## You\n\n    #chunks=700 #slow=15 stream please\n" in text, text
+    assert "\\#chunks" not in text, text
 
     # The typed question goes out with <C-s> too; the input area empties.
     vim.keys("C-s")
