@@ -300,3 +300,32 @@ async def test_transcript_command_and_load_with_show(workspace: Path, state_dir:
         await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
         status = await ed.command("acp.status")
         assert status["transcriptUri"] == result["uri"]
+
+
+async def test_send_to_agent_right_after_opening_sends_the_buffer_not_the_file(
+    workspace: Path, state_dir: Path
+) -> None:
+    """The editor opens the document with a buffer that differs from the file (its own unsaved
+    copy) and sends at once, before the sidecar has identified the document: the prompt is the
+    buffer's, every time, and the buffer's prompt area is cleared."""
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path = await transcript_path(ed)
+        for attempt in range(12):
+            saved = await wait_file(path, lambda t: MARKER in t and prompt_text(t) == "")
+            path.write_text(saved + f"stale file prompt {attempt}\n")
+            uri = ed.open(path, text=saved + f"buffer prompt {attempt} #chunks=2\n", language="markdown")
+            admitted = await ed.command("acp.prompt", {"uri": uri})
+            assert admitted["sessionId"] == sid
+            await ed.wait_turn_end(admitted["turnId"])
+            turns = attempt + 1
+            body = conversation(await wait_file(path, lambda t, turns=turns: turn_ends(t) == turns))
+            assert f"## You\n\nbuffer prompt {attempt} #chunks=2\n" in body, body[-600:]
+            assert "stale file prompt" not in body
+            cleared = lambda uri=uri: prompt_text(buffers.text(uri)) == ""  # noqa: E731
+            await until(cleared, "the buffer's prompt area to be cleared")
+            ed.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            del ed.docs[uri]
