@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.transcripts import TranscriptStore, locate_prompt_area
 from sidecar.transcripts.names import TranscriptPaths
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import Editor, open_editor
@@ -93,3 +94,45 @@ async def test_a_document_locked_for_ever_does_not_keep_the_sidecar_alive(
             assert not await asyncio.to_thread(wait_gone, kids, 10)
         finally:
             os.close(holder)
+
+
+async def test_an_index_the_disk_refuses_repeats_nothing_and_loses_nothing(
+    workspace: Path, state_dir: Path
+) -> None:
+    """The index cannot be written for a while (a directory in its place: every open for writing
+    fails, as on a full or read-only disk): each prompt and answer lands in the document exactly
+    once meanwhile, and once the disk takes it again the index gets exactly the missing keys."""
+    async with open_editor("neovim", workspace, state_dir) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path = await transcript_path(ed)
+        await ed.prompt_and_wait("before the failure #chunks=2")
+        await wait_file(path, lambda t: turn_ends(t) == 1)
+        index = index_of(state_dir, sid)
+        before = TranscriptStore(state_dir).keys(DEMO, sid)
+        saved = index.read_bytes()
+        index.unlink()
+        index.mkdir()
+        FIGURES["disk faults: transcript index refused"] += 1
+        for n in range(4):
+            await ed.prompt_and_wait(f"while refused {n} #chunks=3")
+            await wait_file(path, lambda t, turns=n + 2: turn_ends(t) == turns)
+        await logged(ed, lambda m: "cannot" in m and index.name in m)
+        during = path.read_text()
+        index.rmdir()
+        index.write_bytes(saved)  # the disk takes writes again
+        await ed.prompt_and_wait("after the recovery #chunks=2")
+        text = await wait_file(path, lambda t: turn_ends(t) == 6)
+        await logged(ed, lambda m: "saved again" in m and index.name in m)
+    well_formed(text)
+    area = locate_prompt_area(during)
+    assert area is not None and text.startswith(during[: area.start]), "later turns went below, nothing moved"
+    body = conversation(text)
+    prompts = [f"while refused {n} #chunks=3" for n in range(4)] + ["after the recovery #chunks=2"]
+    for prompt in ["before the failure #chunks=2", *prompts]:
+        assert body.count(f"## You\n\n{prompt}\n") == 1, (prompt, body)
+    assert body.count("c0 c1 c2 ") == 4 and body.count("_Turn ended") == 6, body
+    # One key per item the document holds: six prompts (all different), four answers "c0 c1 c2"
+    # and two "c0 c1" (an answer's key is its text).
+    after = TranscriptStore(state_dir).keys(DEMO, sid)
+    assert sorted(after.values()) == [1, 1, 1, 1, 1, 1, 2, 4], after
+    assert sum((after - before).values()) == 10
