@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -204,7 +205,7 @@ class AgentSupervisor:
         """The identity titles are stored under: the agent's name (remembered per command line
         so cached titles show while the agent is down), else the command's name."""
         if self.agent is not None and isinstance(self.agent.info.get("name"), str):
-            return str(self.agent.info["name"])
+            return bounded_key(str(self.agent.info["name"]))
         if self._known_name is None:
             self._known_name = self._names.lookup(self.options.agent_command) or ""
         return self._known_name or Path(self.options.agent_command[0]).name
@@ -284,3 +285,16 @@ class AgentSupervisor:
     def kill_now(self) -> None:
         if self.client is not None:
             self.client.process.kill_now()
+
+
+MAX_KEY_CHARS = 200
+
+
+def bounded_key(name: str) -> str:
+    """An agent's name as the key its titles and transcripts are stored under: as it is, or for a
+    name over MAX_KEY_CHARS (a hostile agent's), its start and a hash of the whole (still one key
+    per name, and a transcript header that stays small)."""
+    if len(name) <= MAX_KEY_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{name[: MAX_KEY_CHARS - 17]}-{digest}"

@@ -19,12 +19,12 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..transcripts import Batch, DocumentChange, Renderer, TranscriptStore
 from . import errors
+from .daemon_worker import DaemonWorker
 from .options import EngineOptions
 from .ports import Spawn
 from .session import Session
@@ -79,6 +79,7 @@ class _Conversation:
 class _Outcome:
     changes: list[DocumentChange] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # worked around, nothing lost: for the log
 
 
 class Conversations:
@@ -100,7 +101,9 @@ class Conversations:
         self._spawn = spawn
         self._agent_key = agent_key
         self._title_of = title_of
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+        # A daemon thread: a write stuck in the kernel (a dead mount) never keeps the process
+        # from exiting once `aclose` gave up waiting for it.
+        self._executor = DaemonWorker("transcripts")
         self._by_session: dict[str, _Conversation] = {}
         self._reported_at = float("-inf")
         self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
@@ -335,6 +338,7 @@ class Conversations:
             conversation.unsaved.popleft()
             if change is not None:
                 outcome.changes.append(change)
+        outcome.notices.extend(self.store.take_notices())
         return outcome
 
     async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
@@ -349,6 +353,7 @@ class Conversations:
             else:
                 if change is not None:
                     outcome.changes.append(change)
+            outcome.notices.extend(self.store.take_notices())
             return outcome
 
         outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
@@ -357,6 +362,8 @@ class Conversations:
     def _deliver(self, session_id: str, uri: str, outcome: _Outcome) -> None:
         for change in outcome.changes:
             self._events.on_transcript_change(session_id, uri, change)
+        for notice in outcome.notices:
+            self._events.on_log("warning", f"transcript of session {session_id}: {notice}")
         if outcome.problems:
             message = f"transcript of session {session_id}: {outcome.problems[-1]}"
             self._events.on_log("warning", message)

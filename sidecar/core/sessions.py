@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from ..acp.client import MAX_SESSION_ID_CHARS, too_long
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .agent_supervisor import AgentSupervisor
@@ -139,6 +140,8 @@ class Sessions:
         """Attach a session; its cwd comes from the caller, else what we know of it, else `default_cwd`."""
         if not isinstance(session_id, str) or not session_id:
             raise errors.invalid("sessionId must be a non-empty string")
+        if len(session_id) > MAX_SESSION_ID_CHARS:
+            raise errors.invalid(f"sessionId is {too_long(len(session_id))}")
         client = await self._supervisor.ensure()
         known = self.by_id.get(session_id)
         record_cwd = await self._titles.cwd_of(session_id)

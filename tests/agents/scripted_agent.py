@@ -19,6 +19,10 @@ Steps:
   {"sleep": SECONDS}
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
+
+Environment: SCRIPTED_LONG_ID=N makes the first session/new answer a session id of N characters;
+SCRIPTED_LONG_NAME=N names the agent with N characters;
+SCRIPTED_LIST=1 offers session/list (the sessions made so far, and one with an id that long).
 """
 
 from __future__ import annotations
@@ -133,22 +137,33 @@ async def main() -> None:
             continue
         params = msg.get("params") or {}
         if method == "initialize":
+            caps: dict[str, Any] = {"loadSession": False, "promptCapabilities": {}}
+            if os.environ.get("SCRIPTED_LIST"):
+                caps["sessionCapabilities"] = {"list": {}}
             send(
                 {
                     "jsonrpc": "2.0",
                     "id": msg["id"],
                     "result": {
                         "protocolVersion": 1,
-                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
-                        "agentInfo": {"name": "scripted-agent", "version": "1"},
+                        "agentCapabilities": caps,
+                        "agentInfo": {"name": _long_name() or "scripted-agent", "version": "1"},
                         "authMethods": [],
                     },
                 }
             )
         elif method == "session/new":
             sid = f"scripted-{len(_sessions) + 1}"
+            if not _sessions and _long_id():
+                sid = _long_id()
             _sessions[sid] = params["cwd"]
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": sid}})
+        elif method == "session/list":
+            listed = [{"sessionId": k, "cwd": v, "title": f"title of {k[:20]}"} for k, v in _sessions.items()]
+            if _long_id():
+                cwd = params.get("cwd") or "/"
+                listed.append({"sessionId": _long_id("listed-"), "cwd": cwd, "title": "long"})
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessions": listed}})
         elif method == "session/prompt":
             task = asyncio.create_task(run_prompt(msg["id"], params))
             tasks.add(task)
@@ -157,6 +172,15 @@ async def main() -> None:
             pass
         elif "id" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": f"no {method}"}})
+
+
+def _long_name() -> str:
+    return "n" * int(os.environ.get("SCRIPTED_LONG_NAME") or 0)
+
+
+def _long_id(prefix: str = "long-") -> str:
+    length = int(os.environ.get("SCRIPTED_LONG_ID") or 0)
+    return (prefix + "x" * length)[:length] if length else ""
 
 
 if __name__ == "__main__":
