@@ -252,8 +252,10 @@ class Engine:
         if not isinstance(text, str) or not text.strip():
             raise errors.invalid("text must be a non-empty string")
         session = await self.registry.for_prompt(session_id, cwd)
+        contexts = [context] if context is not None else []
+        contexts += await self.fs.mention_contexts(session, text)  # refuses before anything is sent
         embed = self.supervisor.agent is not None and self.supervisor.agent.can_embed_context
-        turn = self.turns.admit(session, prompt_blocks(text, context, embed), TurnKind.PROMPT, echo=text)
+        turn = self.turns.admit(session, prompt_blocks(text, contexts, embed), TurnKind.PROMPT, echo=text)
         if not session.first_prompt_seen:
             session.first_prompt_seen = True
             self.titles.first_prompt(session, text)

@@ -17,7 +17,9 @@ from . import errors
 from .errors import SidecarError
 from .file_ops import FileOps
 from .files import read_text, read_text_if_exists, resolve_inside, window, write_text
+from .mentions import MAX_MENTIONS, find_mentions
 from .ports import EditorFiles
+from .prompts import PromptContext
 from .reviewed_edits import ReviewedEdits
 from .session import Session
 from .transcript import diffs_in
@@ -70,6 +72,31 @@ class FileService:
         if not await self._files.write_via_editor(path, content):
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}
+
+    async def mention_contexts(self, session: Session, text: str) -> list[PromptContext]:
+        """The files a prompt mentions (`@path`), as context: each inside the session's folders,
+        its open buffer first (unsaved text included), UTF-8 text only. The first one that cannot
+        go along is refused by name, so nothing is sent."""
+        mentions = find_mentions(text)
+        if len(mentions) > MAX_MENTIONS:
+            raise errors.invalid(
+                f"the prompt mentions {len(mentions)} files; at most {MAX_MENTIONS} go along with one "
+                "prompt; nothing was sent"
+            )
+        contexts: list[PromptContext] = []
+        for mention in mentions:
+            try:
+                path = resolve_inside(str(Path(session.cwd, mention.path)), session.roots)
+                content = self._files.open_document_text(path)
+                if content is None:
+                    content = await self._ops.run(session.session_id, read_text, path, session.roots)
+                if "\x00" in content:
+                    raise errors.invalid(f"{path} is a binary file")
+            except SidecarError as exc:
+                why = "no such file" if exc.code == RESOURCE_NOT_FOUND else exc.message
+                raise SidecarError(exc.code, f"{mention.written:.300}: {why}; nothing was sent") from None
+            contexts.append(PromptContext(uri=path.as_uri(), text=content))
+        return contexts
 
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)

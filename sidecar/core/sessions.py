@@ -23,6 +23,7 @@ from .errors import SidecarError
 from .ports import AgentConnection
 from .session import Session
 from .session_config import SessionConfig
+from .slash_commands import parse_commands
 from .titling import Titling
 from .usage import parse_usage
 
@@ -264,6 +265,8 @@ class Sessions:
             if kind == "config_option_update":
                 session.config_options = list(session.transcript.config_options)
             self._emit_status()
+        elif kind == "available_commands_update":
+            session.commands = parse_commands(update)
         elif kind == "usage_update" and (usage := parse_usage(update)) is not None:
             session.usage = usage
             self._emit_status()

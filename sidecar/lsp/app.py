@@ -14,7 +14,8 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from lsprotocol import types
 
@@ -24,6 +25,8 @@ from .framing import HEADER_LINE_LIMIT, LspReader
 from .server import AcpLanguageServer, LaunchConfig, read_client_caps
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 EXIT_SHUTDOWN = 0
 EXIT_EDITOR_GONE = 1
@@ -35,6 +38,7 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     CommandRunner(server).register()
     _register_lifecycle(server)
     _register_documents(server)
+    _register_navigation(server)
     return server
 
 
@@ -96,6 +100,61 @@ def _register_documents(server: AcpLanguageServer) -> None:
         except Exception:
             log.exception("code actions failed")
             return None
+
+
+def _register_navigation(server: AcpLanguageServer) -> None:
+    """Completion in the prompt area, outline, folds and links of transcript documents, sessions
+    as workspace symbols (docs/protocol.md, "Composing and navigating")."""
+    from . import navigation
+    from .completion import TRIGGERS, PromptCompletion
+
+    completion = PromptCompletion(server)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGERS))
+    async def complete(ls: AcpLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+        try:
+            return await completion.complete(params)
+        except Exception:
+            log.exception("completion failed")
+            return None
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def document_symbol(
+        ls: AcpLanguageServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | None:
+        return await _guarded(navigation.document_symbols, ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    async def folding_range(
+        ls: AcpLanguageServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        return await _guarded(navigation.folding_ranges, ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(
+        ls: AcpLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink] | None:
+        return await _guarded(navigation.document_links, ls, params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.SymbolInformation] | None:
+        try:
+            return await navigation.session_symbols(ls, params.query)
+        except Exception:
+            log.exception("workspace symbols failed")
+            return None
+
+
+async def _guarded(
+    feature: Callable[[AcpLanguageServer, str], Awaitable[T | None]], ls: AcpLanguageServer, uri: str
+) -> T | None:
+    try:
+        return await feature(ls, uri)
+    except Exception:
+        log.exception("%s failed for %s", feature.__name__, uri)
+        return None
 
 
 async def serve_stdio(server: AcpLanguageServer) -> int:
