@@ -16,7 +16,7 @@ from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
 from .file_ops import FileOps
-from .files import read_text, read_text_if_exists, resolve_inside, window, write_text
+from .files import read_text, read_text_if_exists, replace_exactly, resolve_inside, window, write_text
 from .ports import EditorFiles
 from .reviewed_edits import ReviewedEdits
 from .session import Session
@@ -37,7 +37,7 @@ class FileService:
         self._sessions = sessions
         self._files = files
         self._ops = FileOps()
-        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._write_disk)
+        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._replace_exactly)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
         return self._session(params.get("sessionId"))
@@ -74,8 +74,12 @@ class FileService:
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
 
-    async def _write_disk(self, session_id: str, path: Path, text: str) -> None:
-        await self._ops.run(session_id, write_text, path, text, self._session(session_id).roots)
+    async def _replace_exactly(self, session_id: str, path: Path, expected: str, text: str) -> str | None:
+        """Write `text` only if the file holds exactly `expected`, read and written in one step
+        of the file thread; the file as it was found."""
+        return await self._ops.run(
+            session_id, replace_exactly, path, expected, text, self._session(session_id).roots
+        )
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""

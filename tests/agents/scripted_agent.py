@@ -15,6 +15,8 @@ Steps:
   {"raw": TEXT}                              write TEXT as one line, as is
   {"request": METHOD, "params": ...}         any request to the client
   {"sleep": SECONDS}
+  {"disk_write": PATH, "content": TEXT}      write the disk itself, as claude-agent-acp does
+  {"wait_file": PATH}                        wait (up to 30 s) until PATH exists: a test's signal
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
 """
@@ -97,6 +99,14 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             result = await request(step["request"], step.get("params"))
         elif "sleep" in step:
             await asyncio.sleep(step["sleep"])
+        elif "disk_write" in step:
+            with open(step["disk_write"], "w", encoding="utf-8") as handle:
+                handle.write(step["content"])
+        elif "wait_file" in step:
+            for _ in range(600):
+                if os.path.exists(step["wait_file"]):
+                    break
+                await asyncio.sleep(0.05)
         elif "exit" in step:
             os._exit(step["exit"])
         elif "stop" in step:

@@ -393,3 +393,57 @@ async def test_prompt_with_selection_context(workspace: Path, state_dir: Path) -
             else:
                 assert any(c.get("type") == "text" and "return" in c.get("text", "") for c in echoed)
     assert os.path.exists(workspace)
+
+
+@pytest.mark.parametrize("meanwhile", ["nothing", "appends a line", "changes a line"])
+async def test_a_reviewed_edit_never_replaces_what_another_program_wrote_after_the_agent(
+    meanwhile: str, workspace: Path, state_dir: Path
+) -> None:
+    """The agent writes the disk itself; another program changes the file before the agent's tool
+    call completes. The user's reviewed version replaces only exactly the agent's edit."""
+    notes = workspace / "notes.txt"
+    notes.write_text("one\ntwo\n")
+    agents_edit, mine = "one\ntwo\nthree\n", "one\nmine\n"
+    others = {
+        "nothing": agents_edit,
+        "appends a line": agents_edit + "another program's line\n",
+        "changes a line": agents_edit.replace("one", "ONE"),
+    }[meanwhile]
+    signal = workspace.parent / f"signal-{os.getpid()}"
+    diff = {"type": "diff", "path": str(notes), "oldText": "two\n", "newText": "two\nthree\n"}
+    call = {"toolCallId": "edit-1", "title": "Edit notes.txt", "kind": "edit", "content": [diff]}
+    options = [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]
+    steps: list[dict[str, Any]] = [
+        {"update": {"sessionUpdate": "tool_call", **call, "status": "pending"}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": options}},
+        {"disk_write": str(notes), "content": agents_edit},
+        {"wait_file": str(signal)},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "edit-1", "status": "completed"}},
+    ]
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        ed.hold_message_requests = True
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        steps[1]["params"]["sessionId"] = sid
+        admitted = await ed.command("acp.prompt", json.dumps(steps))
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending")
+        await ed.command(
+            "acp.permission.respond",
+            {
+                "requestId": pending["requestId"],
+                "optionId": "yes",
+                "edits": [{"path": str(notes), "text": mine}],
+            },
+        )
+        async with asyncio.timeout(15):
+            while notes.read_text() != agents_edit:  # the agent's own write
+                await asyncio.sleep(0.02)
+        notes.write_text(others)  # another program, before the agent's tool call completes
+        signal.touch()
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        if meanwhile == "nothing":
+            await ed.wait_message(lambda m: "notes.txt: the agent wrote its own edit" in m)
+            assert notes.read_text() == mine
+        else:
+            said = await ed.wait_message(lambda m: "notes.txt: your reviewed version was not applied" in m)
+            assert "changed" in said, said
+            assert notes.read_text() == others, "what the other program wrote is kept"
