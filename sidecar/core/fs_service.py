@@ -93,13 +93,13 @@ class FileService:
         diffs = session.transcript.diff_for(tool_call_id) or _asked_diffs(session, tool_call_id)
         if not diffs:
             raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
-        for diff in diffs:
-            resolve_inside(diff.get("path"), session.roots)
+        _admit(session, diffs)
         return diffs
 
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         """Tool calls with a diff that is not completed or failed yet, and diffs of pending
-        permission requests: (session, toolCallId, call, diffs)."""
+        permission requests: (session, toolCallId, call, diffs). Only those whose every path
+        `tool_call_diffs` admits: what is offered can be applied, and nothing outside the roots."""
         found: list[tuple[Session, str, JsonObj, list[JsonObj]]] = []
         for session in self._sessions.values():
             for call_id, call in session.transcript.tool_calls.items():
@@ -112,7 +112,21 @@ class FileService:
                 asked = request.tool_call.get("toolCallId")
                 if isinstance(asked, str) and asked not in known and (diffs := diffs_in(request.tool_call)):
                     found.append((session, asked, request.tool_call, diffs))
-        return found
+        return [edit for edit in found if _admitted(edit[0], edit[3])]
+
+
+def _admit(session: Session, diffs: list[JsonObj]) -> None:
+    """Every diff's path inside the session's roots, or the error saying which is not."""
+    for diff in diffs:
+        resolve_inside(diff.get("path"), session.roots)
+
+
+def _admitted(session: Session, diffs: list[JsonObj]) -> bool:
+    try:
+        _admit(session, diffs)
+    except SidecarError:
+        return False
+    return True
 
 
 def _asked_diffs(session: Session, tool_call_id: str) -> list[JsonObj]:
