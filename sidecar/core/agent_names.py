@@ -6,6 +6,7 @@ import json
 import logging
 from pathlib import Path
 
+from ..state_dir import ensure_private_dir
 from .errors import SidecarError
 from .files import write_private
 
@@ -37,6 +38,7 @@ class AgentNames:
             return
         names[key] = name
         try:
+            ensure_private_dir(self.path.parent)  # another user's state dir is refused
             write_private(self.path, json.dumps(names, indent=1))
         except (OSError, SidecarError) as exc:
             log.warning("cannot remember the agent's name in %s: %s", self.path, exc)

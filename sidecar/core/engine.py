@@ -339,8 +339,13 @@ class Engine:
     def pending_permissions(self) -> list[PermissionRequest]:
         return self.permissions.pending()
 
-    def respond_permission(self, request_id: object, option_id: object | None, edits: object = None) -> None:
-        self.permissions.respond(request_id, option_id, edits)
+    def respond_permission(self, request_id: object, option_id: object | None) -> None:
+        self.permissions.respond(request_id, option_id)
+
+    async def respond_permission_with_edits(
+        self, request_id: object, option_id: object, edits: object
+    ) -> None:
+        await self.permissions.respond_with_edits(request_id, option_id, edits)
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         return self.fs.tool_call_diffs(session_id, tool_call_id)

@@ -16,7 +16,7 @@ from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
 from .file_ops import FileOps
-from .files import read_text, read_text_if_exists, resolve_inside, window, write_text
+from .files import read_text, read_text_if_exists, replace_exactly, resolve_inside, window, write_text
 from .mentions import MAX_MENTIONS, find_mentions
 from .ports import EditorFiles
 from .prompts import PromptContext
@@ -39,7 +39,7 @@ class FileService:
         self._sessions = sessions
         self._files = files
         self._ops = FileOps()
-        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._write_disk)
+        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._replace_exactly)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
         return self._session(params.get("sessionId"))
@@ -101,8 +101,12 @@ class FileService:
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
 
-    async def _write_disk(self, session_id: str, path: Path, text: str) -> None:
-        await self._ops.run(session_id, write_text, path, text, self._session(session_id).roots)
+    async def _replace_exactly(self, session_id: str, path: Path, expected: str, text: str) -> str | None:
+        """Write `text` only if the file holds exactly `expected`, read and written in one step
+        of the file thread; the file as it was found."""
+        return await self._ops.run(
+            session_id, replace_exactly, path, expected, text, self._session(session_id).roots
+        )
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""
@@ -128,7 +132,8 @@ class FileService:
 
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         """Tool calls with a diff that is not completed or failed yet, and diffs of pending
-        permission requests: (session, toolCallId, call, diffs)."""
+        permission requests: (session, toolCallId, call, diffs). Only those whose every path
+        `tool_call_diffs` admits: what is offered can be applied, and nothing outside the roots."""
         found: list[tuple[Session, str, JsonObj, list[JsonObj]]] = []
         for session in self._sessions.values():
             for call_id, call in session.transcript.tool_calls.items():
@@ -141,7 +146,21 @@ class FileService:
                 asked = request.tool_call.get("toolCallId")
                 if isinstance(asked, str) and asked not in known and (diffs := diffs_in(request.tool_call)):
                     found.append((session, asked, request.tool_call, diffs))
-        return found
+        return [edit for edit in found if _admitted(edit[0], edit[3])]
+
+
+def _admit(session: Session, diffs: list[JsonObj]) -> None:
+    """Every diff's path inside the session's roots, or the error saying which is not."""
+    for diff in diffs:
+        resolve_inside(diff.get("path"), session.roots)
+
+
+def _admitted(session: Session, diffs: list[JsonObj]) -> bool:
+    try:
+        _admit(session, diffs)
+    except SidecarError:
+        return False
+    return True
 
 
 def _asked_diffs(session: Session, tool_call_id: str) -> list[JsonObj]:

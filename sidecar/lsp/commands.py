@@ -194,7 +194,10 @@ async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
 @command("acp.permission.respond", "PermissionRespond", in_order=False)
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
     engine = await ls.ready_engine()
-    engine.respond_permission(args.request_id, args.option_id or "", args.edits)
+    if args.edits is None:
+        engine.respond_permission(args.request_id, args.option_id or "")
+    else:
+        await engine.respond_permission_with_edits(args.request_id, args.option_id or "", args.edits)
     return {}
 
 

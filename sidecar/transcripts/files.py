@@ -10,6 +10,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..state_dir import refuse_foreign
+
 __all__ = [
     "Locked",
     "locked_file",
@@ -43,7 +45,8 @@ def private_dir(path: Path, root: Path) -> None:
         info = os.lstat(directory)
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
-        if stat.S_IMODE(info.st_mode) != DIR_MODE and info.st_uid == os.getuid():
+        refuse_foreign(directory, info)  # another user's: never tightened, never used
+        if stat.S_IMODE(info.st_mode) != DIR_MODE:
             os.chmod(directory, DIR_MODE)
 
 

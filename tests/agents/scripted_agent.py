@@ -17,6 +17,8 @@ Steps:
   {"at_once": [{"request": ..., "params": ...}, ...]}  those requests all sent before any answer;
                                              the result is {"result": [each {result|error}]}
   {"sleep": SECONDS}
+  {"disk_write": PATH, "content": TEXT}      write the disk itself, as claude-agent-acp does
+  {"wait_file": PATH}                        wait (up to 30 s) until PATH exists: a test's signal
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
 
@@ -106,6 +108,14 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             result = {"result": [{k: v for k, v in a.items() if k in ("result", "error")} for a in answers]}
         elif "sleep" in step:
             await asyncio.sleep(step["sleep"])
+        elif "disk_write" in step:
+            with open(step["disk_write"], "w", encoding="utf-8") as handle:
+                handle.write(step["content"])
+        elif "wait_file" in step:
+            for _ in range(600):
+                if os.path.exists(step["wait_file"]):
+                    break
+                await asyncio.sleep(0.05)
         elif "exit" in step:
             os._exit(step["exit"])
         elif "stop" in step:
