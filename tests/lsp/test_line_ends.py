@@ -211,9 +211,18 @@ async def test_ask_about_selection_sends_the_selected_lines(
         }
         admitted, _ = await ed.prompt_and_wait("#echo explain", uri=uri, range=rng)
         sent = echoed(ed, admitted["turnId"])
+        # Past the end of a line is its end (not the next line); past the last line, the end.
+        whole_line = {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 999}}
+        admitted, _ = await ed.prompt_and_wait("#echo one line", uri=uri, range=whole_line)
+        one_line = echoed(ed, admitted["turnId"])
+        to_the_end = {"start": {"line": 4, "character": 2}, "end": {"line": 99, "character": 0}}
+        admitted, _ = await ed.prompt_and_wait("#echo the rest", uri=uri, range=to_the_end)
+        the_rest = echoed(ed, admitted["turnId"])
     assert held[start:end] == "inserted\u2028here\nsix ✓\n"
     assert held[start:end] in sent, sent
     assert "five" not in sent and "seven" not in sent
+    assert one_line == "five", repr(one_line)
+    assert the_rest == "ven\n", repr(the_rest)
 
 
 @pytest.mark.parametrize("pasted", ["\u2028", "\f"])
@@ -242,3 +251,33 @@ async def test_send_to_agent_sends_the_prompt_as_typed(pasted: str, workspace: P
         await ed.wait_turn_end(admitted["turnId"])
         said = ed.text_of(admitted["turnId"])
     assert said == f"first{pasted}pasted and then typed", repr(said)
+
+
+async def test_a_change_past_the_end_of_a_line_or_the_document_lands_at_that_end(
+    workspace: Path, state_dir: Path
+) -> None:
+    path = workspace / "ends.txt"
+    path.write_text("")
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        uri = ed.open(path, text="ab\fcd\r\nef\n")
+
+        def at(line: int, character: int) -> types.Position:
+            return types.Position(line=line, character=character)
+
+        changes: list[types.TextDocumentContentChangeEvent] = [
+            types.TextDocumentContentChangePartial(
+                range=types.Range(start=at(0, 99), end=at(0, 99)), text="!"
+            ),
+            types.TextDocumentContentChangePartial(
+                range=types.Range(start=at(9, 0), end=at(9, 5)), text="tail"
+            ),
+        ]
+        ed.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=changes,
+            )
+        )
+        [read] = await read_back(ed, [path])
+    assert read == "ab\fcd!\r\nef\ntail"
