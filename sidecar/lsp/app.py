@@ -159,9 +159,8 @@ async def _guarded(
 
 async def serve_stdio(server: AcpLanguageServer) -> int:
     """Serve on stdin/stdout in our own loop, one owner for every task; the exit code."""
-    from pygls.io_ import StdoutWriter
-
     from .client_watch import ClientWatch
+    from .pygls_internals import StdoutWriter
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
@@ -188,7 +187,7 @@ async def serve_stdio(server: AcpLanguageServer) -> int:
         watch.watch(server.launch.client_process_id, "--clientProcessId")
     try:
         await LspReader(reader, server.protocol).run()
-        return EXIT_SHUTDOWN if server.protocol._shutdown else EXIT_EDITOR_GONE  # the stream ended
+        return EXIT_SHUTDOWN if server.protocol.shutting_down else EXIT_EDITOR_GONE  # the stream ended
     except asyncio.CancelledError:
         if main is not None:
             main.uncancel()  # handled: the clean stop below may still wait

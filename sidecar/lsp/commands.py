@@ -126,7 +126,7 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
     rng = None
     if raw_range is not None:
         try:
-            rng = ls.protocol._converter.structure(raw_range, types.Range)
+            rng = ls.protocol.converter.structure(raw_range, types.Range)
         except Exception:
             raise invalid("range must be an LSP Range {start: {line, character}, end: {...}}") from None
     try:

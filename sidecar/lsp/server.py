@@ -22,6 +22,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..tasks import OwnedTasks
+from .documents import SYNC_KIND
 from .editor_files import EditorFiles
 from .notifier import Notifier
 from .permissions import PermissionPrompts
@@ -75,8 +76,12 @@ def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
 
 
 class AcpLanguageServer(LanguageServer):
+    protocol: AcpProtocol
+
     def __init__(self, launch: LaunchConfig) -> None:
-        super().__init__("acp-sidecar", __version__, protocol_cls=AcpProtocol)
+        super().__init__(
+            "acp-sidecar", __version__, text_document_sync_kind=SYNC_KIND, protocol_cls=AcpProtocol
+        )
         self.launch = launch
         self._options: Options | None = None  # parsed at `initialized`, after the editor has its answer
         self.initialization_options: Any = None
@@ -130,7 +135,7 @@ class AcpLanguageServer(LanguageServer):
             # cattrs (3-4x the cost of the encoding itself). Same writer, same
             # framing and the same bytes as `protocol.notify`, written in order
             # with pygls' own messages.
-            self.protocol._send_data({"method": method, "jsonrpc": "2.0", "params": params})
+            self.protocol.send_raw({"method": method, "jsonrpc": "2.0", "params": params})
         except (BrokenPipeError, ValueError, OSError):
             # The editor is gone; shutdown follows from stdin EOF.
             self.stopping = True

@@ -63,7 +63,7 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
     sid = params["sessionId"]
     text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
     try:
-        steps = json.loads(text)
+        steps = json.loads(text, strict=False)  # a prompt typed in an editor may hold a raw form feed
     except ValueError:
         steps = []
     stop = "end_turn"
