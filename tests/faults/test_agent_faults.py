@@ -131,7 +131,7 @@ async def test_wrong_types_in_known_fields(workspace: Path, state_dir: Path) -> 
         {"update": {"sessionUpdate": "usage_update", "used": "lots"}},
         {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": 3}},
         {"update_for": "no-such-session", "update": {"sessionUpdate": "agent_message_chunk"}},
-        {"request": "terminal/create", "params": {"sessionId": "x", "command": "rm"}},
+        {"request": "terminal/no_such_method", "params": {"sessionId": "x", "command": "rm"}},
         {"request": "fs/read_text_file", "params": "not an object"},
         {"request": "fs/read_text_file", "params": {"sessionId": "x", "path": "/etc/passwd"}},
     ]

@@ -129,7 +129,7 @@ async def test_an_index_the_disk_refuses_repeats_nothing_and_loses_nothing(
     body = conversation(text)
     prompts = [f"while refused {n} #chunks=3" for n in range(4)] + ["after the recovery #chunks=2"]
     for prompt in ["before the failure #chunks=2", *prompts]:
-        assert body.count(f"## You\n\n{prompt}\n") == 1, (prompt, body)
+        assert body.count(f"## You\n\n    {prompt}\n") == 1, (prompt, body)
     assert body.count("c0 c1 c2 ") == 4 and body.count("_Turn ended") == 6, body
     # One key per item the document holds: six prompts (all different), four answers "c0 c1 c2"
     # and two "c0 c1" (an answer's key is its text).

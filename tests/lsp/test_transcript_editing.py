@@ -324,7 +324,7 @@ async def test_send_to_agent_right_after_opening_sends_the_buffer_not_the_file(
             await ed.wait_turn_end(admitted["turnId"])
             turns = attempt + 1
             body = conversation(await wait_file(path, lambda t, turns=turns: turn_ends(t) == turns))
-            assert f"## You\n\nbuffer prompt {attempt} #chunks=2\n" in body, body[-600:]
+            assert f"## You\n\n    buffer prompt {attempt} #chunks=2\n" in body, body[-600:]
             assert "stale file prompt" not in body
             cleared = lambda uri=uri: prompt_text(buffers.text(uri)) == ""  # noqa: E731
             await until(cleared, "the buffer's prompt area to be cleared")

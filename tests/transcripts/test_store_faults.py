@@ -16,8 +16,7 @@ import pytest
 
 from sidecar.transcripts.model import Batch
 from sidecar.transcripts.store import TranscriptStore
-
-from .helpers import agent, assert_well_formed, renderer
+from tests.unit.transcripts.helpers import agent, assert_well_formed, renderer
 
 AGENT, SESSION = "demo", "sess-1"
 
@@ -100,7 +99,7 @@ def test_an_index_that_cannot_be_written_repeats_and_loses_nothing(store: Transc
     text = text_of(store)
     assert_well_formed(text)
     for prompt in ["before", "refused 0", "refused 1", "refused 2", "after"]:
-        assert text.count(f"## You\n\n{prompt}\n") == 1
+        assert text.count(f"## You\n\n    {prompt}\n") == 1
     # The file holds the keys missing since the failure and the new ones, once each.
     lines = index.read_text().splitlines()
     assert len(lines) == len(set(lines)) == 8
@@ -127,8 +126,13 @@ def test_a_special_file_as_the_index_is_moved_aside_and_never_waited_on(
         import socket
 
         sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(index))
-        sock.close()
+        here = os.getcwd()
+        os.chdir(index.parent)  # a socket path is limited to 108 bytes: bind it by its name
+        try:
+            sock.bind(index.name)
+        finally:
+            os.chdir(here)
+            sock.close()
     done = threading.Event()
 
     def work() -> None:
@@ -146,7 +150,7 @@ def test_a_special_file_as_the_index_is_moved_aside_and_never_waited_on(
             os.close(reader)
     text = text_of(store)
     assert_well_formed(text)
-    assert [text.count(f"## You\n\n{p}\n") for p in ("before", "after", "again")] == [1, 1, 1]
+    assert [text.count(f"## You\n\n    {p}\n") for p in ("before", "after", "again")] == [1, 1, 1]
     assert stat.S_ISREG(os.lstat(index).st_mode)
     moved = [p for p in index.parent.iterdir() if p.name.startswith(f"{index.name}.moved-")]
     assert len(moved) == 1 and not stat.S_ISREG(os.lstat(moved[0]).st_mode)
