@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..acp.process import REAPER
+from ..acp.process import REAPER, reaper_handshake
 from ..tasks import OwnedTasks
 from ..transcripts.terminal import (
     terminal_cut_note,
@@ -338,7 +338,10 @@ class Terminals:
             theirs.close()
         terminal.lifeline = ours
         try:
-            await asyncio.wait_for(_handshake(ours), HANDSHAKE_TIMEOUT)
+            await asyncio.wait_for(
+                reaper_handshake(ours, "its reaper ended before starting it", "it did not start"),
+                HANDSHAKE_TIMEOUT,
+            )
         except (OSError, TimeoutError) as exc:
             terminal.tell(b"kill")
             terminal.close_lifeline()
@@ -553,20 +556,3 @@ async def _exits_within(terminal: Terminal, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
-
-
-async def _handshake(channel: socket.socket) -> int:
-    """The reaper's first line: "ok PID", or "error ERRNO MESSAGE" (the command did not start)."""
-    channel.setblocking(False)
-    loop = asyncio.get_running_loop()
-    answer = b""
-    while not answer.endswith(b"\n"):
-        chunk = await loop.sock_recv(channel, 512)
-        if not chunk:
-            raise OSError(0, "its reaper ended before starting it")
-        answer += chunk
-    word, _, rest = answer.decode("utf-8", "replace").strip().partition(" ")
-    if word == "ok" and rest.isdigit():
-        return int(rest)
-    number, _, message = rest.partition(" ")
-    raise OSError(int(number) if number.isdigit() else 0, message or "it did not start")
