@@ -116,7 +116,9 @@ def _setup_logging(log_file: str | None, level: str) -> None:
     # pygls logs every message body at INFO (prompts included): keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     # It logs every error answer with a traceback; a user's bad argument is not a crash.
-    logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
+    from .lsp.pygls_internals import JSON_RPC_LOGGER
+
+    logging.getLogger(JSON_RPC_LOGGER).setLevel(logging.CRITICAL)
     root = logging.getLogger()
     root.setLevel(level)
     handler: logging.Handler

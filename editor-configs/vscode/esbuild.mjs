@@ -33,12 +33,3 @@ await build({
   format: 'cjs',
   external: ['vscode'],
 });
-
-// The diff rule alone, for the Python test that compares it with the sidecar's on many cases.
-await build({
-  ...common,
-  entryPoints: ['src/diffApply.ts'],
-  outfile: 'out/lib/diffApply.js',
-  platform: 'node',
-  format: 'cjs',
-});

@@ -20,8 +20,19 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 MAX_LIST_PAGES = 10_000
+TERMINAL_METHODS = frozenset(
+    ("terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release")
+)
+# Session ids longer than this are refused (agents use UUIDs): a session's transcript document
+# names its id exactly in its header, and the header must stay small enough to identify it.
+MAX_SESSION_ID_CHARS = 1024
 
 JsonObj = dict[str, Any]
+
+
+def too_long(length: int) -> str:
+    """How a refused session id's length is said."""
+    return f"{length} characters; acp-sidecar accepts at most {MAX_SESSION_ID_CHARS}"
 
 
 class ClientHandler(Protocol):
@@ -31,6 +42,7 @@ class ClientHandler(Protocol):
     async def request_permission(self, params: JsonObj) -> JsonObj: ...
     async def read_text_file(self, params: JsonObj) -> JsonObj: ...
     async def write_text_file(self, params: JsonObj) -> JsonObj: ...
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj: ...
 
 
 @dataclass
@@ -188,6 +200,8 @@ class AcpClient:
             return await self.handler.read_text_file(params)
         if method == "fs/write_text_file":
             return await self.handler.write_text_file(params)
+        if method in TERMINAL_METHODS:
+            return await self.handler.terminal_request(method, params)
         raise MethodNotFound(method)
 
     # ------------------------------------------------------------------ methods
@@ -199,7 +213,7 @@ class AcpClient:
                     "protocolVersion": PROTOCOL_VERSION,
                     "clientCapabilities": {
                         "fs": {"readTextFile": True, "writeTextFile": True},
-                        "terminal": False,
+                        "terminal": True,  # terminal/*: the sidecar runs the commands (core/terminals.py)
                         # Opt-ins (stable since 2026-10): the editor is shown both.
                         "session": {"notices": {}, "compaction": {}},
                     },
@@ -254,6 +268,8 @@ class AcpClient:
         result = _obj(await self._call("session/new", self._session_params(cwd, additional)), "session/new")
         if not isinstance(result.get("sessionId"), str) or not result["sessionId"]:
             raise RemoteError(-32603, "the agent's session/new answer has no sessionId")
+        if (length := len(result["sessionId"])) > MAX_SESSION_ID_CHARS:
+            raise RemoteError(-32603, f"the agent's session/new answer has a sessionId of {too_long(length)}")
         return result
 
     async def load_session(self, session_id: str, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
@@ -291,9 +307,21 @@ class AcpClient:
             page = _obj(await self._call("session/list", params), "session/list")
             items = page.get("sessions")
             if isinstance(items, list):
-                sessions.extend(
-                    s for s in items if isinstance(s, dict) and isinstance(s.get("sessionId"), str)
-                )
+                entries = [s for s in items if isinstance(s, dict) and isinstance(s.get("sessionId"), str)]
+                kept = [s for s in entries if len(s["sessionId"]) <= MAX_SESSION_ID_CHARS]
+                sessions.extend(kept)
+                if len(kept) < len(entries):
+                    log.warning(
+                        "session/list: left out %d session(s) whose sessionId is over %d characters",
+                        len(entries) - len(kept),
+                        MAX_SESSION_ID_CHARS,
+                    )
+                if dropped := len(entries) - len(sessions[len(sessions) - len(entries) :]):
+                    log.warning(
+                        "session/list: left out %d session(s) with a sessionId over %d characters",
+                        dropped,
+                        MAX_SESSION_ID_CHARS,
+                    )
             nxt = page.get("nextCursor")
             if not isinstance(nxt, str) or not nxt:
                 return sessions, True

@@ -126,26 +126,13 @@ class AgentProcess:
         self._drain_task = asyncio.create_task(self._drain_stderr(), name="agent-stderr")
         self._wait_task = asyncio.create_task(self._proc.wait(), name="agent-wait")
         try:
-            self.agent_pid = await asyncio.wait_for(self._handshake(ours), HANDSHAKE_TIMEOUT)
+            self.agent_pid = await asyncio.wait_for(
+                reaper_handshake(ours, "the agent's reaper ended before starting the agent"),
+                HANDSHAKE_TIMEOUT,
+            )
         except BaseException:
             await self.stop(grace=0.5, term_grace=0.5)
             raise
-
-    async def _handshake(self, channel: socket.socket) -> int:
-        """The reaper's first line: "ok PID" or "error ERRNO MESSAGE"."""
-        channel.setblocking(False)
-        loop = asyncio.get_running_loop()
-        answer = b""
-        while not answer.endswith(b"\n"):
-            chunk = await loop.sock_recv(channel, 512)
-            if not chunk:
-                raise OSError(0, "the agent's reaper ended before starting the agent")
-            answer += chunk
-        word, _, rest = answer.decode("utf-8", "replace").strip().partition(" ")
-        if word == "ok" and rest.isdigit():
-            return int(rest)
-        number, _, message = rest.partition(" ")
-        raise OSError(int(number) if number.isdigit() else 0, message or answer.decode("utf-8", "replace"))
 
     async def wait(self) -> int:
         assert self._wait_task is not None
@@ -239,3 +226,23 @@ class AgentProcess:
                 os.kill(self.agent_pid, signal.SIGKILL)
         self._tell(b"kill")
         self._close_lifeline()
+
+
+async def reaper_handshake(channel: socket.socket, ended: str, not_started: str | None = None) -> int:
+    """The reaper's first line on its lifeline: "ok PID" (the child's pid), or "error ERRNO
+    MESSAGE" raised as OSError (`not_started` when it names no message; else the line itself).
+    `ended`: the error when the reaper closes the lifeline before answering."""
+    channel.setblocking(False)
+    loop = asyncio.get_running_loop()
+    answer = b""
+    while not answer.endswith(b"\n"):
+        chunk = await loop.sock_recv(channel, 512)
+        if not chunk:
+            raise OSError(0, ended)
+        answer += chunk
+    word, _, rest = answer.decode("utf-8", "replace").strip().partition(" ")
+    if word == "ok" and rest.isdigit():
+        return int(rest)
+    number, _, message = rest.partition(" ")
+    fallback = not_started if not_started is not None else answer.decode("utf-8", "replace")
+    raise OSError(int(number) if number.isdigit() else 0, message or fallback)

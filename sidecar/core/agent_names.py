@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from pathlib import Path
 
+from ..state_dir import ensure_private_dir
 from .errors import SidecarError
 from .files import write_private
 
@@ -37,6 +39,7 @@ class AgentNames:
             return
         names[key] = name
         try:
+            ensure_private_dir(self.path.parent)  # another user's state dir is refused
             write_private(self.path, json.dumps(names, indent=1))
         except (OSError, SidecarError) as exc:
             log.warning("cannot remember the agent's name in %s: %s", self.path, exc)
@@ -56,7 +59,7 @@ class AgentIdentity:
     @property
     def key(self) -> str:
         if self.name is not None:
-            return self.name
+            return bounded_key(self.name)
         if self._known is None:
             self._known = self._names.lookup(self._command) or ""
         return self._known or Path(self._command[0]).name
@@ -64,3 +67,16 @@ class AgentIdentity:
     def remember(self) -> None:
         """Keep the running agent's name for this command line (blocking: it writes a file)."""
         self._names.remember(self._command, self.key)
+
+
+MAX_KEY_CHARS = 200
+
+
+def bounded_key(name: str) -> str:
+    """An agent's name as the key its titles and transcripts are stored under: as it is, or for a
+    name over MAX_KEY_CHARS (a hostile agent's), its start and a hash of the whole (still one key
+    per name, and a transcript header that stays small)."""
+    if len(name) <= MAX_KEY_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{name[: MAX_KEY_CHARS - 17]}-{digest}"

@@ -20,13 +20,13 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..transcripts import Batch, DocumentChange, Renderer, TranscriptStore
 from . import errors
 from .context import EngineContext
+from .daemon_worker import DaemonWorker
 from .session import Session
 from .turns import Turn
 from .updates import Update
@@ -75,6 +75,7 @@ class _Conversation:
 class _Outcome:
     changes: list[DocumentChange] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # worked around, nothing lost: for the log
 
 
 class Conversations:
@@ -89,7 +90,9 @@ class Conversations:
         self._spawn = ctx.spawn
         self._agent_key = ctx.agent_key
         self._title_of = title_of
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+        # A daemon thread: a write stuck in the kernel (a dead mount) never keeps the process
+        # from exiting once `aclose` gave up waiting for it.
+        self._executor = DaemonWorker("transcripts")
         self._by_session: dict[str, _Conversation] = {}
         self._reported_at = float("-inf")
         self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
@@ -164,6 +167,11 @@ class Conversations:
         conversation.prompted.discard(turn.turn_id)
         renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
         self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error), urgent=True)
+
+    def terminal_output(self, session: Session, markdown: str) -> None:
+        """A shown client terminal's new output or its end (Markdown from core/terminals.py)."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.terminal, markdown))
 
     def mode_changed(self, session: Session, mode_id: str) -> None:
         renderer = self._of(session).renderer
@@ -319,6 +327,7 @@ class Conversations:
             conversation.unsaved.popleft()
             if change is not None:
                 outcome.changes.append(change)
+        outcome.notices.extend(self.store.take_notices())
         return outcome
 
     async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
@@ -333,6 +342,7 @@ class Conversations:
             else:
                 if change is not None:
                     outcome.changes.append(change)
+            outcome.notices.extend(self.store.take_notices())
             return outcome
 
         outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
@@ -341,6 +351,8 @@ class Conversations:
     def _deliver(self, session_id: str, uri: str, outcome: _Outcome) -> None:
         for change in outcome.changes:
             self._events.on_transcript_change(session_id, uri, change)
+        for notice in outcome.notices:
+            self._events.on_log("warning", f"transcript of session {session_id}: {notice}")
         if outcome.problems:
             message = f"transcript of session {session_id}: {outcome.problems[-1]}"
             self._events.on_log("warning", message)

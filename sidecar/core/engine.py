@@ -43,6 +43,7 @@ from .session import PermissionRequest, Session
 from .session_config import SessionConfig
 from .sessions import Sessions
 from .status import StatusReporter, build_status
+from .terminals import Terminals
 from .titling import Titling
 from .turn_queue import TurnQueue
 from .turns import TurnKind
@@ -103,6 +104,10 @@ class Engine:
             cancel_permissions=Permissions.cancel_pending,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, ctx.status_changed)
+        # The agent's client terminals: the commands it runs through us, shown in the transcript.
+        self.terminals = Terminals(
+            lambda: self.registry.by_id, self.conversations.terminal_output, listener.on_terminal
+        )
         self._subscribe()
 
     # ================================================================== wiring
@@ -116,6 +121,7 @@ class Engine:
             self._title_follows,  # a session_info_update: the title
             lambda e: editor.on_session_update(e.routed),  # acp/sessionUpdate, progress, notices
             self._reviewed_edit_follows,  # a tool call that ended: a reviewed edit is settled
+            self._terminal_follows,  # a tool call showing a client terminal: its live output
             self._status_follows,  # mode, config options, usage: acp/status
         )
         bus.subscribe(SessionOpened, lambda e: docs.opened(e.session))
@@ -147,6 +153,10 @@ class Engine:
         if event.routed.update.kind in TOOL_CALL_KINDS:
             self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
 
+    def _terminal_follows(self, event: UpdateRouted) -> None:
+        if event.routed.update.kind in TOOL_CALL_KINDS:
+            self.terminals.show(event.session.session_id, event.routed.update.raw)
+
     def _status_follows(self, event: UpdateRouted) -> None:
         if event.state_changed:
             self.emit_status()
@@ -170,6 +180,8 @@ class Engine:
     def _agent_lost(self, event: AgentLost) -> None:
         for session in self.registry.by_id.values():
             self.turns.fail_queued(session, event.reason)
+        # Nothing the dead agent started keeps running.
+        self.spawn(self.terminals.release_all(), "release-terminals")
 
     @property
     def agent_key(self) -> str:
@@ -204,6 +216,8 @@ class Engine:
             self.turns.fail_queued(session, "the sidecar is shutting down")
             if session.current is not None and session.current.in_flight:
                 await self.supervisor.send_cancel(session.session_id)
+        self.shutdown_step = "ending terminals"
+        await self.terminals.aclose()
         # Titles known now reach the disk before the agent is asked to stop: stopping it may use
         # up the time the editor gives us, and a title the user saw must survive that.
         self.shutdown_step = "saving titles"
@@ -223,6 +237,7 @@ class Engine:
         self.shutdown_step = "done"
 
     def kill_agent_now(self) -> None:
+        self.terminals.kill_now()
         self.supervisor.kill_now()
 
     # ================================================================== status
@@ -272,8 +287,10 @@ class Engine:
         if not isinstance(text, str) or not text.strip():
             raise errors.invalid("text must be a non-empty string")
         session = await self.registry.for_prompt(session_id, cwd)
+        contexts = [context] if context is not None else []
+        contexts += await self.fs.mention_contexts(session, text)  # refuses before anything is sent
         embed = self.supervisor.agent is not None and self.supervisor.agent.can_embed_context
-        turn = self.turns.admit(session, prompt_blocks(text, context, embed), TurnKind.PROMPT, echo=text)
+        turn = self.turns.admit(session, prompt_blocks(text, contexts, embed), TurnKind.PROMPT, echo=text)
         if not session.first_prompt_seen:
             session.first_prompt_seen = True
             self.titles.first_prompt(session, text)
@@ -284,7 +301,20 @@ class Engine:
         }
 
     async def cancel(self, session_id: str | None = None) -> bool:
-        return await self.turns.cancel(await self.registry.resolve(session_id))
+        session = await self.registry.resolve(session_id)
+        cancelled = await self.turns.cancel(session)
+        # A cancelled turn leaves no command running (the agent may still read and release them).
+        self.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
+        return cancelled
+
+    async def kill_terminals(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
+        """The editor's kill: one terminal by id, or every running terminal of a session."""
+        if terminal_id is not None:
+            if not await self.terminals.kill_by_id(terminal_id):
+                raise errors.invalid(f"no running terminal {terminal_id!r:.80}")
+            return {"killed": [terminal_id]}
+        session = await self.registry.resolve(session_id)
+        return {"killed": await self.terminals.kill_session(session.session_id)}
 
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
         """`session/set_title` when the agent offers it (any session the title cache knows), else a
@@ -344,11 +374,24 @@ class Engine:
     def pending_permissions(self) -> list[PermissionRequest]:
         return self.permissions.pending()
 
-    def respond_permission(self, request_id: object, option_id: object | None, edits: object = None) -> None:
-        self.permissions.respond(request_id, option_id, edits)
+    def respond_permission(self, request_id: object, option_id: object | None) -> None:
+        self.permissions.respond(request_id, option_id)
+
+    async def respond_permission_with_edits(
+        self, request_id: object, option_id: object, edits: object
+    ) -> None:
+        await self.permissions.respond_with_edits(request_id, option_id, edits)
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         return self.fs.tool_call_diffs(session_id, tool_call_id)
+
+    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
+        """The session's roots and a tool call's diffs, paths not admitted yet (for proposals)."""
+        return self.fs.diffs_of(session_id, tool_call_id)
+
+    def session_roots(self, session_id: str) -> list[str] | None:
+        session = self.sessions.get(session_id)
+        return session.roots if session is not None else None
 
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         return self.fs.pending_edits()
@@ -365,3 +408,6 @@ class Engine:
 
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
+
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
+        return await self.terminals.handle(method, params)

@@ -16,8 +16,10 @@ from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .errors import SidecarError
 from .file_ops import FileOps
-from .files import read_text, read_text_if_exists, resolve_inside, window, write_text
+from .files import read_text, read_text_if_exists, replace_exactly, resolve_inside, window, write_text
+from .mentions import MAX_MENTIONS, find_mentions
 from .ports import EditorFiles
+from .prompts import PromptContext
 from .reviewed_edits import ReviewedEdits
 from .session import Session
 from .tool_calls import diffs_in
@@ -37,7 +39,7 @@ class FileService:
         self._sessions = sessions
         self._files = files
         self._ops = FileOps()
-        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._write_disk)
+        self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._replace_exactly)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
         return self._session(params.get("sessionId"))
@@ -71,14 +73,51 @@ class FileService:
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}
 
+    async def mention_contexts(self, session: Session, text: str) -> list[PromptContext]:
+        """The files a prompt mentions (`@path`), as context: each inside the session's folders,
+        its open buffer first (unsaved text included), UTF-8 text only. The first one that cannot
+        go along is refused by name, so nothing is sent."""
+        mentions = find_mentions(text)
+        if len(mentions) > MAX_MENTIONS:
+            raise errors.invalid(
+                f"the prompt mentions {len(mentions)} files; at most {MAX_MENTIONS} go along with one "
+                "prompt; nothing was sent"
+            )
+        contexts: list[PromptContext] = []
+        for mention in mentions:
+            try:
+                path = resolve_inside(str(Path(session.cwd, mention.path)), session.roots)
+                content = self._files.open_document_text(path)
+                if content is None:
+                    content = await self._ops.run(session.session_id, read_text, path, session.roots)
+                if "\x00" in content:
+                    raise errors.invalid(f"{path} is a binary file")
+            except SidecarError as exc:
+                why = "no such file" if exc.code == RESOURCE_NOT_FOUND else exc.message
+                raise SidecarError(exc.code, f"{mention.written:.300}: {why}; nothing was sent") from None
+            contexts.append(PromptContext(uri=path.as_uri(), text=content))
+        return contexts
+
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
 
-    async def _write_disk(self, session_id: str, path: Path, text: str) -> None:
-        await self._ops.run(session_id, write_text, path, text, self._session(session_id).roots)
+    async def _replace_exactly(self, session_id: str, path: Path, expected: str, text: str) -> str | None:
+        """Write `text` only if the file holds exactly `expected`, read and written in one step
+        of the file thread; the file as it was found."""
+        return await self._ops.run(
+            session_id, replace_exactly, path, expected, text, self._session(session_id).roots
+        )
 
     def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """The diffs of one tool call, each path admitted like a write."""
+        roots, diffs = self.diffs_of(session_id, tool_call_id)
+        for diff in diffs:
+            resolve_inside(diff.get("path"), roots)
+        return diffs
+
+    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
+        """The session's roots and the diffs of one of its tool calls (not admitted yet: the
+        proposals say per file which path is refused)."""
         if not isinstance(session_id, str) or not session_id:
             raise errors.invalid("sessionId must be a non-empty string")
         if not isinstance(tool_call_id, str) or not tool_call_id:
@@ -89,13 +128,12 @@ class FileService:
         diffs = session.tool_calls.diffs(tool_call_id) or _asked_diffs(session, tool_call_id)
         if not diffs:
             raise errors.invalid(f"tool call {tool_call_id!r:.80} has no diff in session {session_id}")
-        for diff in diffs:
-            resolve_inside(diff.get("path"), session.roots)
-        return diffs
+        return session.roots, diffs
 
     def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
         """Tool calls with a diff that is not completed or failed yet, and diffs of pending
-        permission requests: (session, toolCallId, call, diffs)."""
+        permission requests: (session, toolCallId, call, diffs). Only those whose every path
+        `tool_call_diffs` admits: what is offered can be applied, and nothing outside the roots."""
         found: list[tuple[Session, str, JsonObj, list[JsonObj]]] = []
         for session in self._sessions.values():
             for call_id, call in session.tool_calls.items():
@@ -108,7 +146,21 @@ class FileService:
                 asked = request.tool_call.get("toolCallId")
                 if isinstance(asked, str) and asked not in known and (diffs := diffs_in(request.tool_call)):
                     found.append((session, asked, request.tool_call, diffs))
-        return found
+        return [edit for edit in found if _admitted(edit[0], edit[3])]
+
+
+def _admit(session: Session, diffs: list[JsonObj]) -> None:
+    """Every diff's path inside the session's roots, or the error saying which is not."""
+    for diff in diffs:
+        resolve_inside(diff.get("path"), session.roots)
+
+
+def _admitted(session: Session, diffs: list[JsonObj]) -> bool:
+    try:
+        _admit(session, diffs)
+    except SidecarError:
+        return False
+    return True
 
 
 def _asked_diffs(session: Session, tool_call_id: str) -> list[JsonObj]:

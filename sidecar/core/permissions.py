@@ -84,9 +84,35 @@ class Permissions:
     def pending(self) -> list[PermissionRequest]:
         return [p for s in self._sessions.values() for p in s.permissions.values()]
 
-    def respond(self, request_id: object, option_id: object | None, edits: object = None) -> None:
-        """Answer a pending request; option None means the user dismissed it (= reject).
-        `edits`: with an allow option, the text the user settled on for each file (`ReviewedEdits`)."""
+    def respond(self, request_id: object, option_id: object | None) -> None:
+        """Answer a pending request; option None means the user dismissed it (= reject)."""
+        request, option = self._chosen(request_id, option_id)
+        if option is None:
+            request.resolve(reject_outcome(request))
+            return
+        request.resolve({"outcome": "selected", "optionId": option["optionId"]})
+
+    async def respond_with_edits(self, request_id: object, option_id: object, edits: object) -> None:
+        """Allow with the text the user settled on for each file (`ReviewedEdits`). The files
+        are read as they are before the agent hears the answer: its own write is then known
+        exactly (`ReviewedEdits.prepare`)."""
+        request, option = self._chosen(request_id, option_id)
+        if option is None or option.get("kind") not in ("allow_once", "allow_always"):
+            raise errors.invalid("edits go with an option that allows the edit (allow_once, allow_always)")
+        session = self._sessions[request.session_id]
+        parsed = ReviewedEdits.parse(edits, session.roots)
+        prepared = await self._reviewed.prepare(session.session_id, session.cwd, request.tool_call, parsed)
+        if request not in self.pending():  # answered or cancelled while the files were read
+            raise errors.invalid(
+                f"no pending permission request {request_id!r:.80} (already answered or cancelled)"
+            )
+        self._reviewed.keep(session.session_id, prepared)
+        request.resolve({"outcome": "selected", "optionId": option["optionId"]})
+
+    def _chosen(
+        self, request_id: object, option_id: object | None
+    ) -> tuple[PermissionRequest, JsonObj | None]:
+        """The pending request and the option chosen (None: dismissed), or a clear error."""
         if not isinstance(request_id, str):
             raise errors.invalid("requestId must be a string")
         request = next((p for p in self.pending() if p.request_id == request_id), None)
@@ -95,21 +121,12 @@ class Permissions:
                 f"no pending permission request {request_id!r:.80} (already answered or cancelled)"
             )
         if option_id is None:
-            request.resolve(reject_outcome(request))
-            return
+            return request, None
         option = request.option(option_id) if isinstance(option_id, str) else None
         if option is None:
             ids = ", ".join(str(o.get("optionId")) for o in request.options)
             raise errors.invalid(f"unknown optionId {option_id!r:.80}; choose one of: {ids}")
-        if edits is not None:
-            if option.get("kind") not in ("allow_once", "allow_always"):
-                raise errors.invalid(
-                    "edits go with an option that allows the edit (allow_once, allow_always)"
-                )
-            session = self._sessions[request.session_id]
-            parsed = ReviewedEdits.parse(edits, session.roots)
-            self._reviewed.keep(session.session_id, session.cwd, request.tool_call, parsed)
-        request.resolve({"outcome": "selected", "optionId": option_id})
+        return request, option
 
     @staticmethod
     def cancel_pending(session: Session) -> None:

@@ -37,6 +37,10 @@ class EngineListener(Protocol):
         """A session's transcript document changed on disk (an open editor buffer follows)."""
         ...
 
+    def on_terminal(self, session_id: str, info: JsonObj) -> None:
+        """A client terminal started, was shown in a tool call, has new output, exited or was released."""
+        ...
+
 
 class EditorFiles(Protocol):
     """File access through the editor's buffers."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,16 @@ class PromptContext:
     mime_type: str = "text/plain"
 
 
-def prompt_blocks(text: str, context: PromptContext | None, embed_context: bool) -> list[JsonObj]:
-    """The user's text, then the context: embedded when the agent offers it, else a link and text."""
+def prompt_blocks(text: str, contexts: Sequence[PromptContext], embed_context: bool) -> list[JsonObj]:
+    """The user's text, then each context: embedded when the agent offers it, else a link and text."""
     blocks: list[JsonObj] = [{"type": "text", "text": text}]
-    if context is None:
-        return blocks
+    for context in contexts:
+        blocks.extend(_context_blocks(context, embed_context))
+    return blocks
+
+
+def _context_blocks(context: PromptContext, embed_context: bool) -> list[JsonObj]:
+    blocks: list[JsonObj] = []
     name = context.uri.rsplit("/", 1)[-1] or context.uri
     if embed_context:
         block: JsonObj = {

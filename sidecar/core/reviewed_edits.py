@@ -4,9 +4,10 @@ The editor allows an edit with the text the user settled on for each file
 (`acp.permission.respond {..., edits: [{path, text}]}`). The agent still writes its own
 version. When it writes through the sidecar (`fs/write_text_file`), the sidecar writes the
 user's text instead and answers as usual. When it writes the disk itself (claude-agent-acp),
-the sidecar looks once the tool call completes (or the turn ends): if the file holds exactly
-the agent's edit, the user's text replaces it; otherwise nothing is touched. The user is told
-what happened in both of those cases.
+the sidecar looks once the tool call completes (or the turn ends): if the file is exactly what
+the agent's diff makes of the file as it was when the user allowed it (read before the agent
+heard the answer), the user's text replaces it; otherwise nothing is touched (a line another
+program added meanwhile is never overwritten). The user is told what happened in each case.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors
-from .diff_apply import Fit, apply_diffs
+from .diff_apply import apply_diffs
 from .files import resolve_inside
 from .tool_calls import diffs_in
 
@@ -34,7 +35,11 @@ class _Reviewed:
     text: str
     tool_call_id: str | None
     shown_path: str  # as the editor named it, for messages
-    diffs: list[JsonObj]  # the agent's diffs of this file: what its own write makes of it
+    # What the agent's own write makes of the file (its diffs applied to the file as it was when
+    # the user allowed them); None: not known (no diff, unreadable, the diff does not fit).
+    expected: str | None
+    before: str | None  # the file then (None: no file, or unreadable)
+    has_diff: bool  # the agent's tool call has a diff of this file
 
 
 class ReviewedEdits:
@@ -43,12 +48,14 @@ class ReviewedEdits:
         tell_user: Callable[[str], None],
         spawn: Callable[[Coroutine[Any, Any, None], str], object],
         read_disk: Callable[[str, Path], Awaitable[str | None]],
-        write_disk: Callable[[str, Path, str], Awaitable[None]],
+        replace_exactly: Callable[[str, Path, str, str], Awaitable[str | None]],
     ) -> None:
         self._tell_user = tell_user
         self._spawn = spawn
         self._read_disk = read_disk  # (session id, real path) -> text, None: no file
-        self._write_disk = write_disk
+        # (session id, real path, expected, text): writes text only if the file is exactly
+        # `expected` (read and written in one step); returns the file as it was found.
+        self._replace_exactly = replace_exactly
         self._by_file: dict[tuple[str, Path], _Reviewed] = {}
 
     @staticmethod
@@ -68,18 +75,30 @@ class ReviewedEdits:
             parsed.append((resolve_inside(path, roots), path, text))
         return parsed
 
-    def keep(
+    async def prepare(
         self, session_id: str, cwd: str, tool_call: Mapping[str, Any], edits: list[tuple[Path, str, str]]
-    ) -> None:
+    ) -> list[tuple[Path, _Reviewed]]:
+        """Each reviewed file with what the agent's own write will make of it: read now, before
+        the agent is answered."""
         call_id = tool_call.get("toolCallId")
-        diffs = diffs_in(dict(tool_call))
-        for real, shown, text in edits:
-            mine = [d for d in diffs if os.path.realpath(str(d.get("path"))) == str(real)]
-            inside = os.path.relpath(real, os.path.realpath(cwd))
-            name = shown if inside.startswith("..") else inside  # short: messages must fit one line
-            self._by_file[(session_id, real)] = _Reviewed(
-                text, call_id if isinstance(call_id, str) else None, name, mine
+        prepared = []
+        for real, name, text, mine in _with_diffs(cwd, tool_call, edits):
+            before, expected = None, None
+            if mine:
+                try:
+                    before = await self._read_disk(session_id, real)
+                    expected = apply_diffs(before, mine).text
+                except Exception as exc:
+                    log.warning("reviewed edit of %s: reading it before the agent's edit: %r", name, exc)
+            reviewed = _Reviewed(
+                text, call_id if isinstance(call_id, str) else None, name, expected, before, bool(mine)
             )
+            prepared.append((real, reviewed))
+        return prepared
+
+    def keep(self, session_id: str, prepared: list[tuple[Path, _Reviewed]]) -> None:
+        for real, reviewed in prepared:
+            self._by_file[(session_id, real)] = reviewed
 
     def take(self, session_id: str, path: Path) -> str | None:
         """The user's text for a write of `path` (once), if the user reviewed it."""
@@ -115,14 +134,42 @@ class ReviewedEdits:
         """The agent may have written the disk itself: put the user's version in place of
         exactly the agent's edit, never over anything else."""
         name = reviewed.shown_path
+        if not reviewed.has_diff:
+            why = "the agent's edit has no diff of this file"
+        else:
+            why = "the agent's diff did not fit the file, so its own write is not known"
         try:
-            disk = await self._read_disk(session_id, path)
-            if disk == reviewed.text:
-                return
-            if reviewed.diffs and disk is not None and apply_diffs(disk, reviewed.diffs).fit is Fit.APPLIED:
-                await self._write_disk(session_id, path, reviewed.text)
-                self._tell_user(f"{name}: the agent wrote its own edit; your reviewed version replaced it")
-                return
+            if reviewed.expected is not None:
+                found = await self._replace_exactly(session_id, path, reviewed.expected, reviewed.text)
+                if found == reviewed.expected:
+                    self._tell_user(
+                        f"{name}: the agent wrote its own edit; your reviewed version replaced it"
+                    )
+                    return
+                if found == reviewed.text:
+                    return  # it already holds the user's version
+                if found is None:
+                    why = "the file is gone"
+                elif found == reviewed.before:
+                    why = "the agent did not write its edit"
+                else:
+                    why = "the file changed beyond the agent's edit; left as it is"
         except Exception as exc:
             log.warning("reviewed edit of %s: %r", name, exc)
-        self._tell_user(f"{name}: your reviewed version was not applied (the agent wrote the file itself)")
+            detail = exc.message if isinstance(exc, errors.SidecarError) else "see the log"
+            why = f"could not check the file: {detail}"
+        self._tell_user(f"{name}: your reviewed version was not applied ({why})")
+
+
+def _with_diffs(
+    cwd: str, tool_call: Mapping[str, Any], edits: list[tuple[Path, str, str]]
+) -> list[tuple[Path, str, str, list[JsonObj]]]:
+    """(real path, name for messages, user's text, the agent's diffs of that file) per edit."""
+    diffs = diffs_in(dict(tool_call))
+    found = []
+    for real, shown, text in edits:
+        mine = [d for d in diffs if os.path.realpath(str(d.get("path"))) == str(real)]
+        inside = os.path.relpath(real, os.path.realpath(cwd))
+        name = shown if inside.startswith("..") else inside  # short: messages must fit one line
+        found.append((real, name, text, mine))
+    return found

@@ -7,6 +7,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from .slash_commands import AgentCommand
 from .tool_calls import ToolCalls
 from .turns import Turn, TurnState
 
@@ -73,6 +74,8 @@ class Session:
     first_prompt_seen: bool = False
     # The agent's last usage_update ({used, size, cost?}, see usage.py), or None.
     usage: JsonObj | None = None
+    # The agent's `/` commands, from its last available_commands_update.
+    commands: tuple[AgentCommand, ...] = ()
 
     @property
     def roots(self) -> list[str]:

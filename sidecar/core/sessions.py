@@ -14,6 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ..acp.client import MAX_SESSION_ID_CHARS, too_long
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
 from .agent_supervisor import AgentSupervisor
@@ -24,6 +25,7 @@ from .events import ReplayBoundary, SessionOpened, UpdateRouted
 from .ports import AgentConnection
 from .session import Session
 from .session_config import SessionConfig
+from .slash_commands import parse_commands
 from .titling import Titling
 from .updates import Routed, Update
 from .usage import parse_usage
@@ -129,6 +131,8 @@ class Sessions:
         """Attach a session; its cwd comes from the caller, else what we know of it, else `default_cwd`."""
         if not isinstance(session_id, str) or not session_id:
             raise errors.invalid("sessionId must be a non-empty string")
+        if len(session_id) > MAX_SESSION_ID_CHARS:
+            raise errors.invalid(f"sessionId is {too_long(len(session_id))}")
         client = await self._supervisor.ensure()
         known = self.by_id.get(session_id)
         record_cwd = await self._titles.cwd_of(session_id)
@@ -253,6 +257,8 @@ class Sessions:
             if isinstance(options := raw.get("configOptions"), list):
                 session.config_options = [o for o in options if isinstance(o, dict)]
             changed = True
+        elif kind == "available_commands_update":
+            session.commands = parse_commands(raw)
         elif kind == "usage_update" and (usage := parse_usage(raw)) is not None:
             session.usage = usage
             changed = True

@@ -36,6 +36,7 @@ class DemoAgent:
         self.sessions: dict[str, Session] = {}
         self.client_read = False
         self.client_write = False
+        self.client_terminal = False  # clientCapabilities.terminal: #terminal runs there
         # clientCapabilities.session.notices/compaction: only a client that declared them gets them.
         self.client_notices = False
         self.client_compaction = False

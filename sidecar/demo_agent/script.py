@@ -59,8 +59,9 @@ rename request
     ``session_info_update`` whose fields are that object merged over
     ``{"sessionUpdate": "session_info_update"}``; its effect is persisted
     (``title: null`` clears, ``_meta`` merges recursively).
-``#edit`` / ``#edit=<relpath>``
-    An edit tool call with a diff on that file (default: the first README* in
+``#edit`` / ``#edit=<relpath>`` / ``#edit=<a>,<b>``
+    An edit tool call with a diff on that file, one per file of a comma-separated
+    list, in one tool call (default: the first README* in
     cwd, else a new ``demo.txt``): newText is the old text plus
     ``"\nEdited by the acp-sidecar demo agent.\n"`` (a new file gets the line
     alone). Then a permission request; allowed -> ``fs/write_text_file`` and
@@ -75,6 +76,10 @@ rename request
     (no read step). N may be up to 10**7.
 ``#refuse``
     One chunk, then stop reason ``refusal``.
+``#terminal`` / ``#terminal=slow``
+    Run a command in the client's terminal (see terminal.py): a permission
+    request, ``terminal/create``, the tool call shows the terminal, then
+    ``wait_for_exit``, ``output``, ``release``.
 
 Without any of these the normal reply runs: a 3-step ``plan`` (re-sent as its
 statuses change), a read tool call through ``fs/read_text_file`` (the first
@@ -116,7 +121,7 @@ _INTS = {"chunks", "stderr", "bigframe"}
 _OPTIONAL_INTS = {"slow": 200}
 _KEYWORD = re.compile(
     r"(?<!\S)#(edit|permission|slow|chunks|echo|stderr|garbage|bigframe|unknown|crash|hang"
-    r"|late|error|refuse|mode|compact)(?:=(\S*))?(?!\S)"
+    r"|late|error|refuse|mode|compact|terminal)(?:=(\S*))?(?!\S)"
 )
 # A notice's value holds spaces: it runs to the end of its line.
 _NOTICE = re.compile(r"(?<!\S)#notice(?:=([^\n]*)|(?=\s|\Z))")
@@ -144,7 +149,7 @@ HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
     "#stderr=BYTES #garbage #bigframe=BYTES #unknown #crash #hang #late #error "
     "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
-    "#compact[=fail]. Slash commands: /help /edit /permission /title. See "
+    "#compact[=fail] #terminal[=slow]. Slash commands: /help /edit /permission /title. See "
     "sidecar/demo_agent/README.md."
 )
 
@@ -187,6 +192,8 @@ class Script:
     notices: list[NoticeSpec] = field(default_factory=list)
     # "completed" or "failed": how a #compact compaction ends.
     compact: str | None = None
+    # "short" or "slow": a command run in the client's terminal (#terminal).
+    terminal: str | None = None
     # The prompt text without any keyword tokens (for titles and the answer).
     text: str = ""
 
@@ -221,6 +228,10 @@ def _apply(script: Script, name: str, value: str | None) -> None:
         if value is not None:
             raise ScriptError("keyword #permission takes no value")
         script.permission = True
+    elif name == "terminal":
+        if value not in (None, "slow"):
+            raise ScriptError(f"invalid keyword #terminal={value}: expected #terminal or #terminal=slow")
+        script.terminal = value or "short"
     elif name == "compact":
         if value not in (None, "fail"):
             raise ScriptError(f"invalid keyword #compact={value}: expected #compact or #compact=fail")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..acp.errors import INTERNAL_ERROR
-from . import behaviours, reply, tools
+from . import behaviours, reply, terminal, tools
 from . import script as scripting
 from .protocol import RpcError
 from .store import now_iso
@@ -64,6 +64,8 @@ async def body(turn: Turn) -> str:
         return await tools.edit(turn)
     if script.permission:
         return await tools.permission(turn)
+    if script.terminal is not None:
+        return await terminal.run(turn, script.terminal)
     if script.chunks is not None:
         await behaviours.flood(turn, script.chunks)
         return "end_turn"

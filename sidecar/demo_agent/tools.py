@@ -211,20 +211,22 @@ async def ask_permission(turn: Turn, tool_call: JsonObject) -> str | None:
 
 
 async def edit(turn: Turn) -> str:
-    """``#edit``: a diff, a permission request, then the write (or why not)."""
+    """``#edit``: a diff (one per file of ``#edit=a,b``), a permission request, then the writes
+    (or why not)."""
     message_id = turn.new_id("msg")
     script = turn.script
-    if script.edit_path:
-        target = resolve(turn, script.edit_path)
+    targets: list[str] = []
+    for wanted in (script.edit_path or "").split(","):
+        if not wanted:
+            continue
+        target = resolve(turn, wanted)
         if target is None:
-            turn.chunk(
-                f"I won't edit {script.edit_path}: it is outside the workspace.",
-                message_id=message_id,
-            )
+            turn.chunk(f"I won't edit {wanted}: it is outside the workspace.", message_id=message_id)
             return "end_turn"
-    else:
-        target = readme(turn) or os.path.join(turn.cwd, "demo.txt")
-    name = rel(turn, target)
+        targets.append(target)
+    if not targets:
+        targets = [readme(turn) or os.path.join(turn.cwd, "demo.txt")]
+    name = ", ".join(rel(turn, target) for target in targets)
     if turn.record.mode_id == "plan":
         turn.chunk(
             f"Plan mode is on, so I will not edit {name}. My plan: append one line to it. "
@@ -232,20 +234,25 @@ async def edit(turn: Turn) -> str:
             message_id=message_id,
         )
         return "end_turn"
-    old: str | None = None
-    if _is_file(target):
-        try:
-            old = await read_file(turn, target)
-        except (RpcError, OSError) as exc:
-            message = exc.message if isinstance(exc, RpcError) else str(exc)
-            turn.chunk(f"I could not read {name}: {message}.", message_id=message_id)
-            return "end_turn"
-    new = EDIT_LINE if old is None else f"{old}\n{EDIT_LINE}"
-    diff_old, diff_new = old, new
-    if old is not None and turn.agent.settings.diffs == "snippet":
-        # Only the changed part: from the last line with text to the end, and that plus the line.
-        start = old.rstrip("\n").rfind("\n") + 1
-        diff_old, diff_new = old[start:], f"{old[start:]}\n{EDIT_LINE}"
+    writes: list[tuple[str, str]] = []
+    diffs: list[JsonObject] = []
+    for target in targets:
+        old: str | None = None
+        if _is_file(target):
+            try:
+                old = await read_file(turn, target)
+            except (RpcError, OSError) as exc:
+                message = exc.message if isinstance(exc, RpcError) else str(exc)
+                turn.chunk(f"I could not read {rel(turn, target)}: {message}.", message_id=message_id)
+                return "end_turn"
+        new = EDIT_LINE if old is None else f"{old}\n{EDIT_LINE}"
+        diff_old, diff_new = old, new
+        if old is not None and turn.agent.settings.diffs == "snippet":
+            # Only the changed part: from the last line with text to the end, and that plus the line.
+            start = old.rstrip("\n").rfind("\n") + 1
+            diff_old, diff_new = old[start:], f"{old[start:]}\n{EDIT_LINE}"
+        writes.append((target, new))
+        diffs.append({"type": "diff", "path": target, "oldText": diff_old, "newText": diff_new})
     tool_id = turn.new_id("edit")
     tool_call: JsonObject = {
         "toolCallId": tool_id,
@@ -253,8 +260,8 @@ async def edit(turn: Turn) -> str:
         "name": WRITE_TOOL,
         "kind": "edit",
         "status": "pending",
-        "content": [{"type": "diff", "path": target, "oldText": diff_old, "newText": diff_new}],
-        "locations": [{"path": target}],
+        "content": diffs,
+        "locations": [{"path": target} for target in targets],
     }
     turn.update({"sessionUpdate": "tool_call", **tool_call})
     choice = await ask_permission(turn, tool_call)
@@ -264,14 +271,16 @@ async def edit(turn: Turn) -> str:
         turn.chunk(f"I did not edit {name}: {why}, so it is unchanged.", message_id=message_id)
         return "end_turn"
     turn.tool_status(tool_id, "in_progress")
-    try:
-        await write_file(turn, target, new)
-    except (RpcError, OSError) as exc:
-        message = turn.fail_tool(tool_id, f"Could not write {name}", exc)
-        turn.chunk(f"Writing {name} failed: {message}.", message_id=message_id)
-        return "end_turn"
+    for target, new in writes:
+        try:
+            await write_file(turn, target, new)
+        except (RpcError, OSError) as exc:
+            message = turn.fail_tool(tool_id, f"Could not write {rel(turn, target)}", exc)
+            turn.chunk(f"Writing {rel(turn, target)} failed: {message}.", message_id=message_id)
+            return "end_turn"
     turn.tool_status(tool_id, "completed")
-    turn.chunk(f"I added one line to {name}.", message_id=message_id)
+    lines = "one line" if len(targets) == 1 else "one line each"
+    turn.chunk(f"I added {lines} to {name}.", message_id=message_id)
     return "end_turn"
 
 

@@ -14,7 +14,8 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from lsprotocol import types
 
@@ -24,6 +25,8 @@ from .framing import HEADER_LINE_LIMIT, LspReader
 from .server import AcpLanguageServer, LaunchConfig, read_client_caps
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 EXIT_SHUTDOWN = 0
 EXIT_EDITOR_GONE = 1
@@ -35,14 +38,15 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     CommandRunner(server).register()
     _register_lifecycle(server)
     _register_documents(server)
+    _register_navigation(server)
     return server
 
 
 def _register_lifecycle(server: AcpLanguageServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: AcpLanguageServer, params: types.InitializeParams) -> None:
-        ls.caps = read_client_caps(params.capabilities)
         client = params.client_info.name.lower() if params.client_info else ""
+        ls.caps = read_client_caps(params.capabilities)._replace(anchored_view=client == "helix")
         ls.client_name = client
         ls.echo_results = client == "helix"
         ls.initialization_options = params.initialization_options
@@ -98,11 +102,65 @@ def _register_documents(server: AcpLanguageServer) -> None:
             return None
 
 
+def _register_navigation(server: AcpLanguageServer) -> None:
+    """Completion in the prompt area, outline, folds and links of transcript documents, sessions
+    as workspace symbols (docs/protocol.md, "Composing and navigating")."""
+    from . import navigation
+    from .completion import TRIGGERS, PromptCompletion
+
+    completion = PromptCompletion(server)
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGERS))
+    async def complete(ls: AcpLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+        try:
+            return await completion.complete(params)
+        except Exception:
+            log.exception("completion failed")
+            return None
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    async def document_symbol(
+        ls: AcpLanguageServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | None:
+        return await _guarded(navigation.document_symbols, ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    async def folding_range(
+        ls: AcpLanguageServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        return await _guarded(navigation.folding_ranges, ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(
+        ls: AcpLanguageServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink] | None:
+        return await _guarded(navigation.document_links, ls, params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    async def workspace_symbol(
+        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.SymbolInformation] | None:
+        try:
+            return await navigation.session_symbols(ls, params.query)
+        except Exception:
+            log.exception("workspace symbols failed")
+            return None
+
+
+async def _guarded(
+    feature: Callable[[AcpLanguageServer, str], Awaitable[T | None]], ls: AcpLanguageServer, uri: str
+) -> T | None:
+    try:
+        return await feature(ls, uri)
+    except Exception:
+        log.exception("%s failed for %s", feature.__name__, uri)
+        return None
+
+
 async def serve_stdio(server: AcpLanguageServer) -> int:
     """Serve on stdin/stdout in our own loop, one owner for every task; the exit code."""
-    from pygls.io_ import StdoutWriter
-
     from .client_watch import ClientWatch
+    from .pygls_internals import StdoutWriter
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
@@ -129,7 +187,7 @@ async def serve_stdio(server: AcpLanguageServer) -> int:
         watch.watch(server.launch.client_process_id, "--clientProcessId")
     try:
         await LspReader(reader, server.protocol).run()
-        return EXIT_SHUTDOWN if server.protocol._shutdown else EXIT_EDITOR_GONE  # the stream ended
+        return EXIT_SHUTDOWN if server.protocol.shutting_down else EXIT_EDITOR_GONE  # the stream ended
     except asyncio.CancelledError:
         if main is not None:
             main.uncancel()  # handled: the clean stop below may still wait

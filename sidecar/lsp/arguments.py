@@ -73,6 +73,14 @@ class Prompt:
 
 
 @attrs.frozen
+class TerminalKill:
+    """`acp.terminal.kill`: one client terminal by id, or every running one of a session."""
+
+    terminal_id: NonEmptyStr | None = attrs.field(default=None, alias="terminalId", metadata=NON_EMPTY)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
+
+
+@attrs.frozen
 class SessionTarget:
     """Commands that act on a session: `acp.cancel`."""
 

@@ -133,6 +133,11 @@ def _transcript_actions(engine: Engine, uri: str, session_id: str) -> list[types
         actions.append(
             types.CodeAction(title="Cancel the running turn", kind=types.CodeActionKind.Empty, command=cancel)
         )
+    for terminal in engine.terminals.live(session_id):
+        title = f"Kill terminal: {terminal.label[:60]}"
+        target = [{"terminalId": terminal.terminal_id}]
+        kill = types.Command(title=title, command="acp.terminal.kill", arguments=target)
+        actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.Empty, command=kill))
     return actions
 
 

@@ -10,6 +10,7 @@ answer to a permission must not wait behind the command that caused it).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -35,16 +36,25 @@ class Command(NamedTuple):
     arguments: str  # the class in `arguments` (loaded at the first command, not at start-up)
     shortcut: str | None = None  # the key a single plain-string argument fills
     in_order: bool = True  # False: answered at once, never waits behind other commands
+    # True: the command reads the editor's buffer of its `uri` as it was when the command arrived
+    # (`buffer_at_arrival`), not as it is once the commands before it are done.
+    reads_buffer: bool = False
 
 
 COMMANDS: dict[str, Command] = {}
 
+# The text of the open document a `reads_buffer` command names, taken in the command's first step
+# (before any await: every didOpen and didChange the editor sent before the command is in it).
+buffer_at_arrival: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "buffer_at_arrival", default=None
+)
+
 
 def command(
-    name: str, arguments: str, shortcut: str | None = None, in_order: bool = True
+    name: str, arguments: str, shortcut: str | None = None, in_order: bool = True, reads_buffer: bool = False
 ) -> Callable[[Callable[[AcpLanguageServer, Any], Awaitable[Any]]], Any]:
     def register(fn: Callable[[AcpLanguageServer, Any], Awaitable[Any]]) -> Any:
-        COMMANDS[name] = Command(fn, arguments, shortcut, in_order)
+        COMMANDS[name] = Command(fn, arguments, shortcut, in_order, reads_buffer)
         return fn
 
     return register
@@ -94,13 +104,14 @@ async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -
     return result
 
 
-@command("acp.prompt", "Prompt", "text")
+@command("acp.prompt", "Prompt", "text", reads_buffer=True)
 async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
+    buffer = buffer_at_arrival.get()
     engine = await ls.ready_engine()
     transcript = await ls.transcripts.identify(args.uri) if args.uri else None
     if transcript is not None:
         # The prompt area of a transcript document, or text for its session: nothing attached.
-        result = await ls.transcripts.prompt(engine, transcript, args.text, ls.default_cwd(None))
+        result = await ls.transcripts.prompt(engine, transcript, args.text, ls.default_cwd(None), buffer)
     else:
         context = await _context(ls, args.uri, args.range) if args.uri else None
         result = await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
@@ -115,7 +126,7 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
     rng = None
     if raw_range is not None:
         try:
-            rng = ls.protocol._converter.structure(raw_range, types.Range)
+            rng = ls.protocol.converter.structure(raw_range, types.Range)
         except Exception:
             raise invalid("range must be an LSP Range {start: {line, character}, end: {...}}") from None
     try:
@@ -129,6 +140,12 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
 async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
     engine = await ls.ready_engine()
     return {"cancelled": await engine.cancel(args.session_id)}
+
+
+@command("acp.terminal.kill", "TerminalKill", "terminalId")
+async def terminal_kill(ls: AcpLanguageServer, args: a.TerminalKill) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.kill_terminals(args.terminal_id, args.session_id)
 
 
 @command("acp.session.rename", "Rename", "title")
@@ -168,10 +185,19 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     return {"applied": await ls.files.apply_diffs(diffs)}
 
 
+@command("acp.edit.proposals", "EditApply")
+async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
+    await ls.ready_engine()
+    return {"proposals": ls.proposals.for_tool_call(args.session_id, args.tool_call_id)}
+
+
 @command("acp.permission.respond", "PermissionRespond", in_order=False)
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
     engine = await ls.ready_engine()
-    engine.respond_permission(args.request_id, args.option_id or "", args.edits)
+    if args.edits is None:
+        engine.respond_permission(args.request_id, args.option_id or "")
+    else:
+        await engine.respond_permission_with_edits(args.request_id, args.option_id or "", args.edits)
     return {}
 
 
@@ -202,6 +228,8 @@ class CommandRunner:
         async def run(ls: AcpLanguageServer, *raw: Any) -> Any:
             # The lock is taken in the handler's first step, before any await:
             # pygls starts the tasks in the order the messages arrived.
+            if spec.reads_buffer:
+                buffer_at_arrival.set(_buffer_named(ls, raw))
             if not spec.in_order:
                 return await self._run(name, spec, raw)
             async with self._order:
@@ -239,6 +267,12 @@ class CommandRunner:
     def _echo_error(self, name: str, message: str) -> None:
         if self.server.echo_results:
             self.server.show_message(types.MessageType.Error, f"{name}: {message}")
+
+
+def _buffer_named(ls: AcpLanguageServer, raw: tuple[Any, ...]) -> str | None:
+    """The editor's text of the document a command's `uri` argument names, when it is open."""
+    uri = raw[0].get("uri") if len(raw) == 1 and isinstance(raw[0], dict) else None
+    return ls.transcripts.buffer(uri) if isinstance(uri, str) and uri else None
 
 
 def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:

@@ -19,6 +19,7 @@ from ..core.diff_apply import Fit, apply_diffs, by_path
 from ..core.errors import SidecarError
 from ..core.files import read_text_if_exists
 from .edits import whole_file_edit
+from .lsp_lines import line_starts, offset_at, split_lines
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -174,23 +175,15 @@ class EditorFiles:
             source = found
         if rng is None:
             return source, None
-        lines = source.splitlines(keepends=True)
-        codec = self.port.workspace.position_codec
-        start = codec.position_from_client_units(lines, rng.start)
-        end = codec.position_from_client_units(lines, rng.end)
-        if (end.line, end.character) < (start.line, start.character):
+        units = self.port.workspace.position_codec.client_num_units
+        starts = line_starts(source)
+        start, end = offset_at(source, rng.start, units, starts), offset_at(source, rng.end, units, starts)
+        if end < start:
             start, end = end, start
-        offsets = [0]
-        for line in lines:
-            offsets.append(offsets[-1] + len(line))
-
-        def offset(pos: Any) -> int:
-            line, character = int(pos.line), int(pos.character)
-            if line >= len(lines):
-                return offsets[-1]
-            return offsets[line] + min(character, len(lines[line]))
-
-        return source[offset(start) : offset(end)], f"lines {start.line + 1}-{end.line + 1}"
+        # Lines as the user counts them: a position past the last line is on the last line.
+        last = max(len(split_lines(source)) - 1, 0)
+        first_line, last_line = sorted((min(int(rng.start.line), last), min(int(rng.end.line), last)))
+        return source[start:end], f"lines {first_line + 1}-{last_line + 1}"
 
 
 def _read_if_file(path: Path) -> str | None:

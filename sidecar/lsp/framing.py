@@ -36,8 +36,8 @@ class MessageSink(Protocol):
 
     def structure_message(self, data: dict[str, Any]) -> Any: ...
     def handle_message(self, message: Any) -> None: ...
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None: ...
-    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None: ...
+    def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None: ...
+    def handle_error_response(self, msg_id: Any, error: Any) -> None: ...
 
 
 class LspReader:
@@ -154,11 +154,11 @@ class LspReader:
         error = JsonRpcException(message=reason, code=code).to_response_error()
         if isinstance(top.get("method"), str):
             log.warning("answered an unreadable %s request with an error: %s", top["method"], reason)
-            self._sink._send_response(msg_id, error=error)
+            self._sink.send_response(msg_id, error=error)
         else:
             # The editor's answer to one of our requests: fail that request instead of waiting forever.
             log.warning("the editor's answer to request %r is unreadable: %s", msg_id, reason)
-            self._sink._handle_response(msg_id, None, error)
+            self._sink.handle_error_response(msg_id, error)
 
 
 def top_level_scalars(text: str) -> dict[str, Any]:

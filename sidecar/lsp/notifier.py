@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..transcripts import DocumentChange
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
+    from .proposals import Proposals
     from .status_diagnostic import StatusDiagnostic
     from .transcript_docs import TranscriptDocs
 
@@ -67,8 +68,10 @@ class Notifier:
         tasks: OwnedTasks,
         status_diagnostic: StatusDiagnostic,
         permissions: PermissionPrompts,
+        proposals: Proposals,
     ) -> None:
         self.port = port
+        self._proposals = proposals
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
         self.live = LiveEvents(port, tasks)
@@ -97,6 +100,11 @@ class Notifier:
                 self.live.on_update(routed.update)
 
     def _send_update(self, params: JsonObj) -> None:
+        update = params["update"]
+        if isinstance(update, dict) and isinstance(update.get("content"), list):  # a tool call's content
+            proposals = self._proposals.for_update(params["sessionId"], params["replay"], update)
+            if proposals is not None:
+                params = {**params, "proposals": proposals}
         self.port.notify("acp/sessionUpdate", params)
 
     def on_turn(
@@ -192,3 +200,14 @@ class Notifier:
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
         if self.transcripts is not None:
             self.transcripts.on_change(uri, change)
+
+    def on_terminal(self, session_id: str, info: JsonObj) -> None:
+        """`acp/terminal`; a shown terminal's last line is also the running turn's progress."""
+        self.coalescer.flush()
+        self.port.notify("acp/terminal", {"sessionId": session_id, **info})
+        line = info.get("lastLine")
+        running = [turn for turn, session in self._progress_session.items() if session == session_id]
+        if isinstance(line, str) and line.strip() and running:
+            progress = self.progress.get(running[-1])
+            if progress is not None:
+                progress.on_terminal(f"$ {info.get('command')}: {line}")

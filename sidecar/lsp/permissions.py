@@ -22,6 +22,7 @@ from ..tasks import OwnedTasks
 if TYPE_CHECKING:
     from ..core.session import PermissionRequest
     from .ports import PermissionPort
+    from .proposals import Proposals
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +35,10 @@ def option_label(option: JsonObj) -> str:
 
 
 class PermissionPrompts:
-    def __init__(self, port: PermissionPort, tasks: OwnedTasks) -> None:
+    def __init__(self, port: PermissionPort, tasks: OwnedTasks, proposals: Proposals) -> None:
         self.port = port
         self._tasks = tasks
+        self._proposals = proposals
 
     def on_permission(self, request: PermissionRequest) -> None:
         self._announce(request, "pending", None)
@@ -64,6 +66,8 @@ class PermissionPrompts:
                 "options": request.options,
                 "state": state,
                 "outcome": outcome,
+                # What each file becomes, while the request waits (docs/protocol.md, Agent diffs).
+                "proposals": self._proposals.for_permission(request) if state == "pending" else None,
             },
         )
 

@@ -31,6 +31,9 @@ class ClientCaps(NamedTuple):
     message_request: bool = False
     code_action_literals: bool = False
     show_document: bool = False
+    # The editor keeps a view's top as a character that edits map backwards (Helix): text added
+    # above the cursor never scrolls it, so transcript edits are written to move it along.
+    anchored_view: bool = False
 
 
 class Stopping(Protocol):

@@ -94,6 +94,12 @@ class TurnProgress:
             self._last = text
             self._queue.put_nowait(text)
 
+    def on_terminal(self, text: str) -> None:
+        """A shown client terminal's newest line of output."""
+        if text != self._last:
+            self._last = text
+            self._queue.put_nowait(text)
+
     def finish(self, stop_reason: str | None, error: JsonObj | None) -> None:
         message = f"failed: {error.get('message')}" if error else (stop_reason or "ended")
         self._queue.put_nowait((_END, message))

@@ -5,19 +5,21 @@ requests after `shutdown` (LSP wants InvalidRequest), requests whose params do
 not fit the method's type, and requests that are not JSON-RPC 2.0. A
 `didChange` for a document that was never opened is logged once and ignored
 (pygls would raise KeyError and show it to the user as "Error in server").
+Open documents count lines as LSP does (`documents.LspWorkspace`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator
 from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
+from pygls.workspace import Workspace
+
+from .documents import LspWorkspace
+from .pygls_internals import HookedProtocol
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ class Malformed:
         self.reason = reason
 
 
-class AcpProtocol(LanguageServerProtocol):
+class AcpProtocol(HookedProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._unopened_seen: set[str] = set()
@@ -51,40 +53,30 @@ class AcpProtocol(LanguageServerProtocol):
     def handle_message(self, message: Any) -> None:
         if isinstance(message, Malformed):
             error = JsonRpcInvalidParams(f"{message.method}: invalid params ({message.reason})")
-            self._send_response(message.id, error=error.to_response_error())
+            self.send_response(message.id, error=error.to_response_error())
             return
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if getattr(message, "jsonrpc", None) != self.VERSION and method is not None and msg_id is not None:
             refusal = JsonRpcInvalidRequest(f"{method}: not a JSON-RPC 2.0 request (jsonrpc must be '2.0')")
-            self._send_response(msg_id, error=refusal.to_response_error())
+            self.send_response(msg_id, error=refusal.to_response_error())
             return
-        if self._shutdown and method not in (None, types.EXIT) and msg_id is not None:
-            self._send_response(
+        if self.shutting_down and method not in (None, types.EXIT) and msg_id is not None:
+            self.send_response(
                 msg_id,
                 error=JsonRpcInvalidRequest(f"{method}: the server is shutting down").to_response_error(),
             )
             return
         super().handle_message(message)
 
-    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            # We stopped waiting (a dialog answered elsewhere, applyEdit past its timeout):
-            # pygls would raise InvalidStateError setting a cancelled future.
-            self._request_futures.pop(msg_id, None)
-            log.info("the editor answered request %r after the sidecar stopped waiting", msg_id)
-            return
-        super()._handle_response(msg_id, result, error)
+    def make_workspace(self, made: Workspace) -> Workspace:
+        return LspWorkspace.replacing(made)
 
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(
-        self, params: types.DidChangeTextDocumentParams
-    ) -> Generator[Any, Any, None]:
+    def accepts_change(self, params: types.DidChangeTextDocumentParams) -> bool:
         uri = params.text_document.uri
         if unquote(uri) not in self.workspace.text_documents:
             if uri not in self._unopened_seen and len(self._unopened_seen) < UNOPENED_REMEMBERED:
                 self._unopened_seen.add(uri)
                 log.warning("didChange for a document that was never opened, ignored: %.300s", uri)
-            return
-        yield from super().lsp_text_document__did_change(params)
+            return False
+        return True

@@ -22,10 +22,12 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..tasks import OwnedTasks
+from .documents import SYNC_KIND
 from .editor_files import EditorFiles
 from .notifier import Notifier
 from .permissions import PermissionPrompts
 from .ports import ClientCaps
+from .proposals import Proposals
 from .protocol import AcpProtocol
 from .status_diagnostic import StatusDiagnostic
 from .transcript_docs import TranscriptDocs
@@ -74,8 +76,12 @@ def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
 
 
 class AcpLanguageServer(LanguageServer):
+    protocol: AcpProtocol
+
     def __init__(self, launch: LaunchConfig) -> None:
-        super().__init__("acp-sidecar", __version__, protocol_cls=AcpProtocol)
+        super().__init__(
+            "acp-sidecar", __version__, text_document_sync_kind=SYNC_KIND, protocol_cls=AcpProtocol
+        )
         self.launch = launch
         self._options: Options | None = None  # parsed at `initialized`, after the editor has its answer
         self.initialization_options: Any = None
@@ -90,8 +96,11 @@ class AcpLanguageServer(LanguageServer):
         self.tasks = OwnedTasks("lsp")
         self.files = EditorFiles(self)
         self.status_diagnostic = StatusDiagnostic(self)
-        self.permission_prompts = PermissionPrompts(self, self.tasks)
-        self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.permission_prompts)
+        self.proposals = Proposals(self.files, lambda: self.engine)
+        self.permission_prompts = PermissionPrompts(self, self.tasks, self.proposals)
+        self.notifier = Notifier(
+            self, self.tasks, self.status_diagnostic, self.permission_prompts, self.proposals
+        )
         self.transcripts = TranscriptDocs(
             self, self.tasks, lambda: self.engine.conversations.store if self.engine is not None else None
         )
@@ -126,7 +135,7 @@ class AcpLanguageServer(LanguageServer):
             # cattrs (3-4x the cost of the encoding itself). Same writer, same
             # framing and the same bytes as `protocol.notify`, written in order
             # with pygls' own messages.
-            self.protocol._send_data({"method": method, "jsonrpc": "2.0", "params": params})
+            self.protocol.send_raw({"method": method, "jsonrpc": "2.0", "params": params})
         except (BrokenPipeError, ValueError, OSError):
             # The editor is gone; shutdown follows from stdin EOF.
             self.stopping = True

@@ -136,6 +136,12 @@ class TranscriptDocs:
         """Whether the document the store names `key` is open in the editor."""
         return key in self._open
 
+    def buffer(self, uri: str) -> str | None:
+        """The editor's text of `uri` right now, when it is open (no I/O). The workspace has it
+        from the didOpen on, before the document is identified as a transcript (`opened`)."""
+        text_doc = self._text_document(uri)
+        return text_doc.source if text_doc is not None else None
+
     def _text_document(self, uri: str) -> TextDocument | None:
         found: TextDocument | None = self.port.workspace.text_documents.get(unquote(uri))
         return found
@@ -177,6 +183,10 @@ class TranscriptDocs:
             edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
             if not edits:
                 continue
+            if self.port.caps.anchored_view:
+                from ..transcripts import follow_edits  # with the engine
+
+                edits = follow_edits(buffer, edits)
             doc.sent_at = loop.time()
             doc.edited.clear()
             if await self._apply(doc, buffer, version, edits):
@@ -290,10 +300,19 @@ class TranscriptDocs:
 
     # ------------------------------------------------------------------ the prompt area as a prompt
     async def prompt(
-        self, engine: Engine, identity: tuple[str, str], text: str | None, default_cwd: str | None
+        self,
+        engine: Engine,
+        identity: tuple[str, str],
+        text: str | None,
+        default_cwd: str | None,
+        buffer: str | None = None,
     ) -> JsonObj:
         """`acp.prompt` with a transcript document's `uri`: to that document's session; without
-        `text`, what the user wrote in its prompt area (then cleared, in the editor and the file)."""
+        `text`, what the user wrote in its prompt area (then cleared, in the editor and the file).
+
+        `buffer`: the editor's text of the document when the command arrived (None: not open).
+        It is the prompt area to send, even when the document is not identified yet (`opened`
+        runs in the background): the file may hold an older prompt, saved before."""
         from ..core import errors  # with the engine, not at start-up
         from ..transcripts import prompt_text
 
@@ -308,7 +327,9 @@ class TranscriptDocs:
         if from_area:
             doc = self._open.get(key)
             text_doc = self._text_document(doc.uri) if doc is not None else None
-            if text_doc is not None:
+            if buffer is not None:
+                text = prompt_text(buffer)
+            elif text_doc is not None:
                 text = prompt_text(text_doc.source)
             else:
                 document = await asyncio.to_thread(store.read, agent, session_id)
@@ -323,6 +344,7 @@ class TranscriptDocs:
             await engine.load_session(session_id, None, default_cwd)
         result = await engine.prompt(text, session_id)
         if from_area:
+            await self._tracked()  # a document opened just now: clear its buffer too
             self.clear_prompt(key, text)
             await engine.conversations.clear_prompt(agent, session_id)
         return result

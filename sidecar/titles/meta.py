@@ -4,6 +4,11 @@
 ``null`` value deletes its key, ``_meta: null`` clears everything, objects
 merge recursively, anything else replaces. This is JSON Merge Patch
 (RFC 7396) applied to the stored object.
+
+An agent may send thousands of small patches; ``patch_meta`` (what the title rules
+use) costs what the patch touches, not the whole stored object: the size of the
+result is the stored size plus the change (the size rides on the result), and
+untouched values are shared, not copied.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ __all__ = [
     "MetaTooLarge",
     "check_meta",
     "merge_meta",
+    "patch_meta",
     "sanitize_meta_for_display",
 ]
 
@@ -82,6 +88,75 @@ def merge_meta(current: Meta | None, patch: object) -> Meta | None:
     if not merged and current is None:
         return None
     return merged
+
+
+class SizedMeta(dict[str, Any]):
+    """A `_meta` object with the length of its compact JSON encoding, as `patch_meta` made it.
+    Never changed in place (it is a stored record's): its size stays true."""
+
+    __slots__ = ("json_bytes",)
+
+    def __init__(self, items: Meta, json_bytes: int) -> None:
+        super().__init__(items)
+        self.json_bytes = json_bytes
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle keep the size
+        return (SizedMeta, (dict(self), self.json_bytes))
+
+
+_MISSING = object()
+
+
+def _size(value: Any, max_bytes: int, max_depth: int, depth: int = 1) -> int:
+    """The compact JSON length of `value` at nesting `depth`, checked like `check_meta`."""
+    budget = _Budget(max_bytes)
+    _walk(value, depth, max_depth, budget)
+    return budget.used
+
+
+def _object_size(count: int, entries: int) -> int:
+    return 2 + max(count - 1, 0) + entries  # braces, commas, the entries ("key":value)
+
+
+def patch_meta(
+    current: Meta | None,
+    patch: object,
+    max_bytes: int = DEFAULT_MAX_META_BYTES,
+    max_depth: int = DEFAULT_MAX_META_DEPTH,
+) -> Meta | None:
+    """`merge_meta` checked like `check_meta` (raising `MetaError` when the patch or the
+    result cannot be stored), at the cost of what the patch touches: the entries it replaces
+    are measured, the rest is known from `current`'s size (a `SizedMeta`; any other object is
+    measured once) and shared with it, not copied. `current` is never changed."""
+    if patch is None:
+        return None
+    check_meta(patch, max_bytes, max_depth)
+    assert isinstance(patch, dict)  # check_meta refuses anything else
+    if not isinstance(current, SizedMeta):
+        # Not measured yet (read from the cache, or the first patch): merged and measured whole,
+        # once; the result carries its size for the next patch.
+        merged = merge_meta(current, patch)
+        return None if merged is None else SizedMeta(merged, _size(merged, max_bytes, max_depth))
+    base: Meta = current
+    entries = current.json_bytes - _object_size(len(base), 0)
+    out = dict(base)
+    for key, value in patch.items():
+        key_bytes = _string_size(key, _Budget(max_bytes)) + 1  # the key and its colon
+        old = out.get(key, _MISSING)
+        if old is not _MISSING:
+            entries -= key_bytes + _size(old, max_bytes, max_depth, 2)
+        if value is None:
+            out.pop(key, None)
+            continue
+        if isinstance(value, dict):
+            out[key] = _merge(old if isinstance(old, dict) else {}, value)
+        else:
+            out[key] = _copy(value)
+        entries += key_bytes + _size(out[key], max_bytes, max_depth, 2)
+    size = _object_size(len(out), entries)
+    if size > max_bytes:
+        raise MetaTooLarge(f"_meta is larger than {max_bytes} bytes of JSON; it was not stored")
+    return SizedMeta(out, size)
 
 
 class _Budget:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
-from .meta import MetaError, check_meta, merge_meta
+from .meta import MetaError, patch_meta
 from .model import ListedSession, RenameState, TitleRecord, TitleSource, iso_now, parse_timestamp
 from .sanitize import DEFAULT_MAX_LENGTH, sanitize_text
 
@@ -152,13 +152,9 @@ def session_info_fields(update: Mapping[str, Any]) -> dict[str, Any]:
 
 def _merged_meta(current: dict[str, Any] | None, patch: object) -> dict[str, Any] | None:
     try:
-        if patch is not None:
-            check_meta(patch)
-        merged = merge_meta(current, patch)
-        check_meta(merged)
+        return patch_meta(current, patch)
     except MetaError:
         return current
-    return merged
 
 
 def _listed_is_newer(listed_at: str | None, current_at: str | None) -> bool:

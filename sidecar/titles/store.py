@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..state_dir import create_private_file, ensure_private_dir, open_private, tighten
+from ..state_dir import ForeignOwner, create_private_file, ensure_private_dir, open_private, tighten
 from .model import ListedSession, TitleRecord
 from .rules import apply_listed, mark_missing
 from .sanitize import DEFAULT_MAX_LENGTH
@@ -128,6 +128,8 @@ class TitleStore:
             # Private from the first byte: the state dir 0700, the database (and so
             # its -wal and -shm, which SQLite creates with the database's mode) 0600.
             ensure_private_dir(self.path.parent)
+        except ForeignOwner as exc:
+            raise StoreUnavailable(f"The title cache directory {exc.strerror}.") from exc
         except OSError as exc:
             raise StoreUnavailable(
                 f"The title cache directory {self.path.parent} cannot be created: {exc.strerror or exc}."

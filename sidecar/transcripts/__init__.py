@@ -24,6 +24,7 @@ from .document import (
     resync,
 )
 from .elements import context_meta, rename_prompt, rename_title
+from .follow import follow_edits
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange, ReplayCursor, ReplayItem
 from .names import safe_name
 from .render import Renderer
@@ -46,6 +47,7 @@ __all__ = [
     "apply_edits",
     "clear_prompt",
     "context_meta",
+    "follow_edits",
     "locate_prompt_area",
     "lsp_position",
     "prompt_text",

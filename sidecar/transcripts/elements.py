@@ -109,6 +109,14 @@ class PromptParts:
         return "u:" + digest(self.text.strip(), [c.uri for c in self.contexts], self.others)
 
 
+def verbatim_block(text: str) -> str:
+    """The user's own words as an indented code block: shown exactly as typed, and nothing in it
+    (a heading, a fence, a break, an HTML comment, the marker line) is structure. It needs a
+    blank line before it and no list or quote open, which holds after our heading and our own
+    lines; every line of it is indented, so it cannot end before its last line."""
+    return "".join(f"    {line}\n" if line else "\n" for line in text.split("\n"))
+
+
 def split_prompt(blocks: Iterable[object], labels: dict[str, str] | None = None) -> PromptParts:
     """Text, context and other blocks of a prompt or a replayed user message.
 

@@ -10,6 +10,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..state_dir import refuse_foreign
+
 __all__ = [
     "Locked",
     "locked_file",
@@ -22,7 +24,9 @@ __all__ = [
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+# O_NONBLOCK: a FIFO (or a device) put in a document's place must never make us wait; the
+# fstat that follows refuses anything but a regular file.
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 def private_dir(path: Path, root: Path) -> None:
@@ -41,7 +45,8 @@ def private_dir(path: Path, root: Path) -> None:
         info = os.lstat(directory)
         if not stat.S_ISDIR(info.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(directory))
-        if stat.S_IMODE(info.st_mode) != DIR_MODE and info.st_uid == os.getuid():
+        refuse_foreign(directory, info)  # another user's: never tightened, never used
+        if stat.S_IMODE(info.st_mode) != DIR_MODE:
             os.chmod(directory, DIR_MODE)
 
 
@@ -143,10 +148,12 @@ def read_shared(path: Path) -> bytes | None:
     file in place under the exclusive lock: a plain read could see half of it."""
     while True:
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             return None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
             fcntl.flock(fd, fcntl.LOCK_SH)
             try:
                 current = os.stat(path, follow_symlinks=False)

@@ -40,6 +40,7 @@ from .elements import (
     tool_call_line,
     tool_status_line,
     turn_end_line,
+    verbatim_block,
 )
 from .model import Batch, ReplayCursor, ReplayItem
 from .tracking import Compaction, MessageState, ToolState, placeholder
@@ -55,6 +56,8 @@ MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
 MAX_MESSAGE = 1 << 20
 MAX_USER_CHARS = 1 << 20  # a user message is kept whole until it ends; longer ones are cut
 MAX_TOOLS = 1000
+# What a user message the agent made up during a live session is shown under (docs/protocol.md).
+ECHO_LINE = "_The agent reported a user message that was not sent from here:_\n"
 
 
 class Renderer:
@@ -74,8 +77,7 @@ class Renderer:
         self._section: str | None = None
         self._open: MessageState | None = None
         self._tools: OrderedDict[str, ToolState] = OrderedDict()
-        self._last_plan: str | None = None
-        self._last_plan_steps: str | None = None
+        self._pending_plan: list[JsonObj] | None = None  # the turn's latest plan, not shown yet
         self._mode: str | None = None
         self._model: str | None = None
         self._mode_names: dict[str, str] = {}
@@ -118,6 +120,7 @@ class Renderer:
     ) -> None:
         """A live prompt turn starts: show what was sent (a rename prompt as one line).
         `labels` names the range of attached context by its URI (e.g. "lines 3-7")."""
+        self._flush_plan()  # one sent outside a turn
         parts = split_prompt(blocks, labels)
         self._live_prompt = parts
         self._live_title = rename_title(parts.text, meta)
@@ -166,14 +169,22 @@ class Renderer:
 
     def turn_ended(self, stop_reason: str | None, error: JsonObj | None = None) -> None:
         self._close_open()
+        self._flush_plan()
         self._live_prompt = None
         self._start(_KEEP)
         self._emit(turn_end_line(stop_reason, error, self._clock()))
         self._finish(None)
 
+    def terminal(self, markdown: str) -> None:
+        """A client terminal's piece, already Markdown (see terminal.py); live only, no key."""
+        self._start("agent")
+        self._emit(markdown)
+        self._finish(None)
+
     def begin_replay(self) -> None:
         """`session/load` starts: what follows until end_replay is the session's history."""
         self._close_open()
+        self._flush_plan()
         # Live text not taken yet goes before the replayed items.
         self._lead.append("".join(self._out))
         self._lead_keys = len(self._keys)
@@ -184,6 +195,7 @@ class Renderer:
 
     def end_replay(self) -> None:
         self._close_open()
+        self._flush_plan()  # the last replayed turn's
         self._replaying = False
         self._sink = self._out
         # What the document ends with depends on what the store keeps of the replay.
@@ -356,6 +368,8 @@ class Renderer:
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
             self._close_open()
+            if self._replaying:
+                self._flush_plan()  # a replayed turn ends where the next user message starts
             message = self._open = MessageState("user", message_id)
         if message.meta is None:
             message.meta = update.get("_meta")
@@ -367,8 +381,12 @@ class Renderer:
 
     def _render_user(self, parts: PromptParts, meta: object, replayed: bool = False) -> None:
         title = rename_title(parts.text, meta)
-        if replayed and not self._replaying and self._echoes_live_prompt(parts, title):
-            return  # the agent echoing the prompt we already show
+        if replayed and not self._replaying:
+            # A user message the agent sent outside a replay: the echo of the prompt we show
+            # already, or words we never sent (shown as the agent's, never as the user's).
+            if not self._echoes_live_prompt(parts, title):
+                self._render_echo(parts)
+            return
         if title is not None:
             self._start(None)
             self._emit(rename_line(title))
@@ -377,14 +395,31 @@ class Renderer:
         self._start("you")
         text = clean_text(parts.text).strip("\n")
         if text.strip():
-            self._emit(escape_markdown(text, self._text_state()))
+            self._emit(verbatim_block(text))
         context = context_line(parts, self.cwd)
         if context:
             self._blank()
             self._emit(context)
         if not text.strip() and not context:
             self._emit("_(empty prompt)_\n")
-        self._finish(parts.key, container=not context)
+        self._finish(parts.key)
+
+    def _render_echo(self, parts: PromptParts) -> None:
+        """A `user_message_chunk` during a live session that is not the prompt sent: the agent's
+        words, marked as such (its key is the user message's, so a replay of it adds nothing)."""
+        text = clean_text(parts.text).strip("\n")
+        context = context_line(parts, self.cwd)
+        if not text.strip() and not context:
+            return
+        self._start("agent")
+        self._emit(ECHO_LINE)
+        if text.strip():
+            self._blank()
+            self._emit(verbatim_block(text))
+        if context:
+            self._blank()
+            self._emit(context)
+        self._finish(parts.key)
 
     def _echoes_live_prompt(self, parts: PromptParts, title: str | None) -> bool:
         live = self._live_prompt
@@ -438,21 +473,21 @@ class Renderer:
             self._tools.popitem(last=False)
 
     def _plan(self, update: JsonObj) -> None:
-        # Shown when its steps change and once when they are all done: the step-by-step
-        # progress in between is what $/progress shows live, and would repeat the plan in
-        # the document at every step. Decided from the updates alone, so a replay renders
-        # the same plans as the live turn did.
+        # A plan is sent again whole at every step: the document shows each turn's latest plan
+        # once, where the turn ends (a replayed turn: where the next user message starts), and
+        # $/progress shows the steps live. Decided from the updates alone, so a replay renders
+        # the same plans as the live turn did. (Not edited in place: the document's edits are
+        # anchored to its title, its start and the prompt area only.)
         entries = plan_entries(update)
-        key = "p:" + digest(entries)
-        steps = "ps:" + digest([entry.get("content") for entry in entries])
-        done = bool(entries) and all(entry.get("status") == "completed" for entry in entries)
-        if key == self._last_plan or (steps == self._last_plan_steps and not done):
+        self._pending_plan = entries or None
+
+    def _flush_plan(self) -> None:
+        entries, self._pending_plan = self._pending_plan, None
+        if entries is None:
             return
-        self._last_plan = key
-        self._last_plan_steps = steps
         self._start("agent")
         self._emit(plan_block(entries))
-        self._finish(key, container=True)
+        self._finish("p:" + digest(entries), container=True)
 
     def _setting(self, what: str, value: str, key: str) -> None:
         self._start(_KEEP)

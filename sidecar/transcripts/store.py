@@ -16,8 +16,8 @@ All methods block (file I/O and locks): call them from a worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -27,6 +27,7 @@ from pathlib import Path
 from .document import PROMPT_AREA, header_text, separator_for, title_line
 from .elements import HEADINGS
 from .files import Locked, locked_file, private_dir, read_all, read_shared, remove_stale_temp, write_all
+from .index import ItemIndex
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
@@ -37,8 +38,6 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 MIN_MAX_BYTES = 4096
 TRIM_TO = 0.75  # a trim leaves this share of the bound, so that trims are rare
 CONTEXT_CHARS = 32  # text before an insertion that an editor buffer must match to mirror it
-MAX_KEYS_BYTES = 8 * 1024 * 1024
-_KEY = re.compile(rb"\A[a-zA-Z]{1,3}:[0-9a-f]{8,64}\Z")
 _AREA_BYTES = PROMPT_AREA.encode()
 
 
@@ -56,13 +55,6 @@ class _Known:
     sep: str
 
 
-@dataclass
-class _Keys:
-    counts: Counter[str]
-    size: int
-    ino: int
-
-
 class TranscriptStore:
     """The transcript documents under ``STATE/transcripts`` (see the module doc)."""
 
@@ -78,7 +70,7 @@ class TranscriptStore:
         self._path_locks: dict[Path, threading.Lock] = {}
         self._known: dict[Path, _Known] = {}
         self._titles: dict[Path, str | None] = {}
-        self._keys: dict[Path, _Keys] = {}
+        self._index = ItemIndex(durable)
 
     # ------------------------------------------------------------------ names
 
@@ -123,7 +115,12 @@ class TranscriptStore:
         """The index of items the document holds (or held before a trim), with their counts."""
         path = self.path(agent, session_id)
         with self._lock_for(path):
-            return Counter(self._read_keys(self.paths.keys_file(agent, session_id)))
+            return Counter(self._index.counts(self.paths.keys_file(agent, session_id)))
+
+    def take_notices(self) -> list[str]:
+        """Problems the store worked around (an index it moved aside or could not save) since
+        the last call: for the user's log. Nothing was lost or written twice."""
+        return self._index.take_notices()
 
     # ------------------------------------------------------------------ machinery
 
@@ -164,54 +161,6 @@ class TranscriptStore:
             doc.known.context,
             doc.known.sep,
         )
-
-    def _read_keys(self, keys_path: Path) -> Counter[str]:
-        cached = self._keys.get(keys_path)
-        try:
-            info = os.stat(keys_path)
-        except FileNotFoundError:
-            self._keys.pop(keys_path, None)
-            return Counter()
-        if cached is not None and cached.ino == info.st_ino and cached.size == info.st_size:
-            return cached.counts
-        grown = cached is not None and cached.ino == info.st_ino and cached.size < info.st_size
-        start = cached.size if cached is not None and grown else 0
-        counts = cached.counts if cached is not None and grown else Counter()
-        with open(keys_path, "rb") as handle:
-            handle.seek(start)
-            data = handle.read()
-        complete = data[: data.rfind(b"\n") + 1]  # a torn last line is not a key yet
-        for line in complete.split(b"\n"):
-            if _KEY.match(line):
-                counts[line.decode()] += 1
-        self._keys[keys_path] = _Keys(counts, start + len(complete), info.st_ino)
-        return counts
-
-    def _add_keys(self, keys_path: Path, keys: list[str]) -> None:
-        if not keys:
-            return
-        counts = self._read_keys(keys_path)
-        try:
-            size = os.stat(keys_path).st_size
-        except FileNotFoundError:
-            size = 0
-        if size > MAX_KEYS_BYTES:
-            return  # a huge history: later replays may repeat its oldest items, nothing worse
-        fd = os.open(keys_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-        try:
-            info = os.fstat(fd)
-            if info.st_mode & 0o777 != 0o600:
-                os.fchmod(fd, 0o600)
-            data = "".join(key + "\n" for key in keys).encode()
-            os.write(fd, data)
-            if self.durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        counts.update(keys)
-        cached = self._keys.get(keys_path)
-        if cached is not None:
-            self._keys[keys_path] = _Keys(counts, cached.size + len(data), cached.ino)
 
 
 @dataclass
@@ -311,9 +260,14 @@ class _Open:
         text = layout.text()
         data = text.encode("utf-8", "surrogatepass")
         if os.fstat(self.locked.fd).st_size == 0:
-            write_all(self.locked.fd, data, 0)
-            if self.store.durable:
-                os.fsync(self.locked.fd)
+            try:
+                write_all(self.locked.fd, data, 0)
+                if self.store.durable:
+                    os.fsync(self.locked.fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self.locked.fd, 0)  # still new: the retry writes it whole
+                raise
         else:
             self.locked.replace(data)
         self._note_written(layout.header + layout.body, layout, data)
@@ -379,8 +333,8 @@ class _Open:
         else:
             change = self._append_whole(batch, text, fast)
         # The keys go after the text: a crash between the two can repeat an item on a later
-        # replay, never lose one.
-        self.store._add_keys(self.keys_path, keys)
+        # replay, never lose one. (A disk that refuses them: they wait in memory, see index.py.)
+        self.store._index.add(self.keys_path, keys)
         return change
 
     def _batch_text(self, batch: Batch, body_tail: str | None) -> tuple[str, list[str]]:
@@ -389,7 +343,7 @@ class _Open:
         items_text = ""
         if batch.items:
             # What the document holds, and the live items going in just before the replay.
-            index = self.store._read_keys(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
+            index = self.store._index.counts(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
             cursor = batch.cursor
             matched = cursor.matched if cursor is not None else Counter()
             parts: list[str] = []
@@ -424,10 +378,18 @@ class _Open:
         new_sep = separator_for(context[-2:] if context else "", closing)
         data = (text + new_sep).encode("utf-8", "surrogatepass") + _AREA_BYTES + prompt
         fd = self.locked.fd
-        os.ftruncate(fd, fast.body_end)
-        write_all(fd, data, fast.body_end)
-        if self.store.durable:
-            os.fsync(fd)
+        try:
+            os.ftruncate(fd, fast.body_end)
+            write_all(fd, data, fast.body_end)
+            if self.store.durable:
+                os.fsync(fd)
+        except OSError:
+            # The disk refused (full?): put back the end as it was, so that the retry (the batch
+            # is kept) appends exactly this text, once, where it belongs.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, fast.body_end)
+                write_all(fd, fast.tail, fast.body_end)
+            raise
         added = len(text.encode("utf-8", "surrogatepass"))
         self.known = _Written(fast.body_end + added, data[added:], context[-CONTEXT_CHARS:], new_sep)
         edit = AnchoredEdit(

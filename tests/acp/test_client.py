@@ -44,6 +44,10 @@ class Recorder:
         Path(params["path"]).write_text(params["content"])
         return {}
 
+    async def terminal_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append((method, params))
+        return {}
+
     def texts(self, session_id: str) -> str:
         return "".join(
             u["update"]["content"]["text"]

@@ -14,9 +14,17 @@ Steps:
   {"update_for": SESSION_ID, "update": {...}} a session/update for another session id
   {"raw": TEXT}                              write TEXT as one line, as is
   {"request": METHOD, "params": ...}         any request to the client
+  {"at_once": [{"request": ..., "params": ...}, ...]}  those requests all sent before any answer;
+                                             the result is {"result": [each {result|error}]}
   {"sleep": SECONDS}
+  {"disk_write": PATH, "content": TEXT}      write the disk itself, as claude-agent-acp does
+  {"wait_file": PATH}                        wait (up to 30 s) until PATH exists: a test's signal
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
+
+Environment: SCRIPTED_LONG_ID=N makes the first session/new answer a session id of N characters;
+SCRIPTED_LONG_NAME=N names the agent with N characters;
+SCRIPTED_LIST=1 offers session/list (the sessions made so far, and one with an id that long).
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
     sid = params["sessionId"]
     text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
     try:
-        steps = json.loads(text)
+        steps = json.loads(text, strict=False)  # a prompt typed in an editor may hold a raw form feed
     except ValueError:
         steps = []
     stop = "end_turn"
@@ -95,8 +103,19 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             sys.stdout.flush()
         elif "request" in step:
             result = await request(step["request"], step.get("params"))
+        elif "at_once" in step:
+            answers = await asyncio.gather(*(request(r["request"], r.get("params")) for r in step["at_once"]))
+            result = {"result": [{k: v for k, v in a.items() if k in ("result", "error")} for a in answers]}
         elif "sleep" in step:
             await asyncio.sleep(step["sleep"])
+        elif "disk_write" in step:
+            with open(step["disk_write"], "w", encoding="utf-8") as handle:
+                handle.write(step["content"])
+        elif "wait_file" in step:
+            for _ in range(600):
+                if os.path.exists(step["wait_file"]):
+                    break
+                await asyncio.sleep(0.05)
         elif "exit" in step:
             os._exit(step["exit"])
         elif "stop" in step:
@@ -128,22 +147,33 @@ async def main() -> None:
             continue
         params = msg.get("params") or {}
         if method == "initialize":
+            caps: dict[str, Any] = {"loadSession": False, "promptCapabilities": {}}
+            if os.environ.get("SCRIPTED_LIST"):
+                caps["sessionCapabilities"] = {"list": {}}
             send(
                 {
                     "jsonrpc": "2.0",
                     "id": msg["id"],
                     "result": {
                         "protocolVersion": 1,
-                        "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
-                        "agentInfo": {"name": "scripted-agent", "version": "1"},
+                        "agentCapabilities": caps,
+                        "agentInfo": {"name": _long_name() or "scripted-agent", "version": "1"},
                         "authMethods": [],
                     },
                 }
             )
         elif method == "session/new":
             sid = f"scripted-{len(_sessions) + 1}"
+            if not _sessions and _long_id():
+                sid = _long_id()
             _sessions[sid] = params["cwd"]
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": sid}})
+        elif method == "session/list":
+            listed = [{"sessionId": k, "cwd": v, "title": f"title of {k[:20]}"} for k, v in _sessions.items()]
+            if _long_id():
+                cwd = params.get("cwd") or "/"
+                listed.append({"sessionId": _long_id("listed-"), "cwd": cwd, "title": "long"})
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessions": listed}})
         elif method == "session/prompt":
             task = asyncio.create_task(run_prompt(msg["id"], params))
             tasks.add(task)
@@ -152,6 +182,15 @@ async def main() -> None:
             pass
         elif "id" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": f"no {method}"}})
+
+
+def _long_name() -> str:
+    return "n" * int(os.environ.get("SCRIPTED_LONG_NAME") or 0)
+
+
+def _long_id(prefix: str = "long-") -> str:
+    length = int(os.environ.get("SCRIPTED_LONG_ID") or 0)
+    return (prefix + "x" * length)[:length] if length else ""
 
 
 if __name__ == "__main__":

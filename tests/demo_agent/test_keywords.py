@@ -244,3 +244,18 @@ async def test_keywords_are_not_words_of_a_title(
     await peer.prompt(sid, text)
     infos = [u for u in peer.session_updates(sid) if u["sessionUpdate"] == "session_info_update"]
     assert [u["title"] for u in infos] == [title]
+
+
+async def test_terminal_without_the_client_capability_runs_nothing(agent: AgentPeer, workspace: Path) -> None:
+    """``#terminal`` for a client without ``clientCapabilities.terminal``: no terminal/* request."""
+    sid = await agent.new_session(workspace)
+    mark = len(agent.frames)
+    assert (await agent.prompt(sid, "#terminal"))["stopReason"] == "end_turn"
+    assert "offers no terminal" in chunk_text(agent.session_updates(sid))
+    assert not [f for f in agent.frames[mark:] if str(f.msg.get("method", "")).startswith("terminal/")]
+
+
+async def test_terminal_keyword_values_are_checked(agent: AgentPeer, workspace: Path) -> None:
+    sid = await agent.new_session(workspace)
+    with pytest.raises(PeerError, match="#terminal=fast"):
+        await agent.prompt(sid, "#terminal=fast")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from tests.procs import descendants, wait_gone
 
 pytestmark = pytest.mark.fault
 
+SCRIPTED = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
 FAST_TIMEOUTS = {"ACP_SIDECAR_REQUEST_TIMEOUT_MS": "1500", "ACP_SIDECAR_CANCEL_TIMEOUT_MS": "1000"}
 
 
@@ -128,7 +131,7 @@ async def test_wrong_types_in_known_fields(workspace: Path, state_dir: Path) -> 
         {"update": {"sessionUpdate": "usage_update", "used": "lots"}},
         {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": 3}},
         {"update_for": "no-such-session", "update": {"sessionUpdate": "agent_message_chunk"}},
-        {"request": "terminal/create", "params": {"sessionId": "x", "command": "rm"}},
+        {"request": "terminal/no_such_method", "params": {"sessionId": "x", "command": "rm"}},
         {"request": "fs/read_text_file", "params": "not an object"},
         {"request": "fs/read_text_file", "params": {"sessionId": "x", "path": "/etc/passwd"}},
     ]
@@ -168,4 +171,45 @@ async def test_cancel_while_the_agent_restarts_never_sends_the_prompt(
         assert end["stopReason"] == "cancelled"
         assert ed.text_of(admitted["turnId"]) == "", "the cancelled prompt never reached the agent"
         _, again = await ed.prompt_and_wait("#chunks=1 after")
+        assert again["stopReason"] == "end_turn"
+
+
+async def test_usage_numbers_out_of_range(workspace: Path, state_dir: Path) -> None:
+    """Usage numbers no float can hold (10**400, NaN, Infinity) are bad numbers: dropped with a
+    log line like a wrong type. The status keeps answering and the turns after them still end."""
+    huge = 10**400
+    usage = {"sessionUpdate": "usage_update"}
+    first = [{"update": {**usage, "used": huge, "size": 100}}]
+    then = [
+        {"update": {**usage, "used": 1, "size": 2, "cost": {"amount": huge, "currency": "USD"}}},
+        {"update": {**usage, "used": 1, "size": huge}},
+        {"update": {**usage, "used": 3, "size": 4, "cost": {"amount": -math.inf, "currency": "USD"}}},
+        {"update": {**usage, "used": 10, "size": 100}},
+        # Nothing usable in these: the last good usage stands.
+        {"update": {**usage, "used": huge, "size": huge}},
+        {"update": {**usage, "used": math.nan, "size": math.inf}},
+        {
+            "raw": '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"SID","update":'
+            '{"sessionUpdate":"usage_update","used":1e309,"size":-Infinity}}}'
+        },
+    ]
+    args = ["--agent", f"{sys.executable} {SCRIPTED}"]
+    async with open_editor("vscode", workspace, state_dir, extra_args=args) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        _, end = await ed.prompt_and_wait(json.dumps(first), timeout=15)
+        assert end["stopReason"] == "end_turn"
+        status = await ed.command("acp.status", timeout=10)
+        assert status["usage"] == {"used": None, "size": 100}
+        then[-1]["raw"] = str(then[-1]["raw"]).replace("SID", sid)
+        _, end = await ed.prompt_and_wait(json.dumps(then), timeout=15)
+        FIGURES["faults injected: usage numbers out of range"] += len(first) + len(then)
+        assert end["stopReason"] == "end_turn"
+        status = await ed.command("acp.status", timeout=10)
+        assert status["state"] == "idle"
+        assert status["usage"] == {"used": 10, "size": 100}
+        assert "10% context" in status["text"]
+        logged = [m.message for m in ed.client.log_messages]
+        assert any("usage_update" in m and "out of range" in m for m in logged), logged
+        assert not any("failed" in m for m in logged), logged
+        _, again = await ed.prompt_and_wait(json.dumps([{"chunk": "after"}]), timeout=15)
         assert again["stopReason"] == "end_turn"

@@ -147,3 +147,39 @@ def apply_lsp_edits(text: str, edits: list[types.TextEdit], encoding: str) -> st
         position = end
     out.append(text[position:])
     return "".join(out)
+
+
+def position_at(text: str, offset: int, encoding: str) -> types.Position:
+    """The LSP position of a code-point offset (lines end at \\n, \\r\\n or \\r)."""
+    starts = _line_starts(text)
+    line = max(i for i, start in enumerate(starts) if start <= offset)
+    head = text[starts[line] : offset]
+    if encoding == "utf-8":
+        units = len(head.encode("utf-8", "surrogatepass"))
+    elif encoding == "utf-16":
+        units = len(head.encode("utf-16-le", "surrogatepass")) // 2
+    else:
+        units = len(head)
+    return types.Position(line=line, character=units)
+
+
+def change_incrementally(editor: Editor, uri: str, changes: list[tuple[int, int, str]], encoding: str) -> str:
+    """The user edits `uri` as an editor reports it: one didChange whose content changes are
+    ranges, each (start offset, end offset, new text) relative to the text the previous one left.
+    Returns the text the editor now holds."""
+    version, text = editor.docs[uri]
+    events: list[types.TextDocumentContentChangeEvent] = []
+    for start, end, new_text in changes:
+        rng = types.Range(start=position_at(text, start, encoding), end=position_at(text, end, encoding))
+        events.append(types.TextDocumentContentChangePartial(range=rng, text=new_text))
+        edited = apply_lsp_edits(text, [types.TextEdit(range=rng, new_text=new_text)], encoding)
+        assert edited == text[:start] + new_text + text[end:], "the offsets split a CR LF"
+        text = edited
+    editor.docs[uri] = (version + 1, text)
+    editor.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version + 1),
+            content_changes=events,
+        )
+    )
+    return text

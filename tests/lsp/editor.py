@@ -32,7 +32,14 @@ from tests.procs import descendants
 
 SIDECAR = str(Path(sys.executable).with_name("acp-sidecar"))
 PROFILES = ("neovim", "vscode", "helix")  # "helix-release" too, by name, for its own paths
-ACP_METHODS = ("acp/status", "acp/sessionInfo", "acp/sessionUpdate", "acp/turn", "acp/permission")
+ACP_METHODS = (
+    "acp/status",
+    "acp/sessionInfo",
+    "acp/sessionUpdate",
+    "acp/turn",
+    "acp/permission",
+    "acp/terminal",
+)
 
 
 HELIX_CAPABILITIES = Path(__file__).with_name("helix_capabilities.json")

@@ -71,6 +71,7 @@ async def test_permission_notification_pending_then_resolved(
         assert pending["options"] == OPTIONS
         assert pending["toolCall"]["kind"] == "execute"
         assert pending["outcome"] is None and pending["requestId"]
+        assert pending["proposals"] == []  # no diff in its tool call
         await ed.command("acp.permission.respond", {"requestId": pending["requestId"], "optionId": "no"})
         await ed.wait_turn_end(admitted["turnId"])
         resolved = await ed.wait_for("acp/permission", lambda p: p["state"] == "resolved")
@@ -78,6 +79,7 @@ async def test_permission_notification_pending_then_resolved(
             **pending,
             "state": "resolved",
             "outcome": {"outcome": "selected", "optionId": "no"},
+            "proposals": None,
         }
         assert outcome_seen_by_agent(ed, admitted["turnId"]) == resolved["outcome"]
         assert len(ed.of("acp/permission")) == 2, "one pending, one resolved"

@@ -393,3 +393,95 @@ async def test_prompt_with_selection_context(workspace: Path, state_dir: Path) -
             else:
                 assert any(c.get("type") == "text" and "return" in c.get("text", "") for c in echoed)
     assert os.path.exists(workspace)
+
+
+@pytest.mark.parametrize("meanwhile", ["nothing", "appends a line", "changes a line"])
+async def test_a_reviewed_edit_never_replaces_what_another_program_wrote_after_the_agent(
+    meanwhile: str, workspace: Path, state_dir: Path
+) -> None:
+    """The agent writes the disk itself; another program changes the file before the agent's tool
+    call completes. The user's reviewed version replaces only exactly the agent's edit."""
+    notes = workspace / "notes.txt"
+    notes.write_text("one\ntwo\n")
+    agents_edit, mine = "one\ntwo\nthree\n", "one\nmine\n"
+    others = {
+        "nothing": agents_edit,
+        "appends a line": agents_edit + "another program's line\n",
+        "changes a line": agents_edit.replace("one", "ONE"),
+    }[meanwhile]
+    signal = workspace.parent / f"signal-{os.getpid()}"
+    diff = {"type": "diff", "path": str(notes), "oldText": "two\n", "newText": "two\nthree\n"}
+    call = {"toolCallId": "edit-1", "title": "Edit notes.txt", "kind": "edit", "content": [diff]}
+    options = [{"optionId": "yes", "name": "Allow", "kind": "allow_once"}]
+    steps: list[dict[str, Any]] = [
+        {"update": {"sessionUpdate": "tool_call", **call, "status": "pending"}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": options}},
+        {"disk_write": str(notes), "content": agents_edit},
+        {"wait_file": str(signal)},
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "edit-1", "status": "completed"}},
+    ]
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        ed.hold_message_requests = True
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        steps[1]["params"]["sessionId"] = sid
+        admitted = await ed.command("acp.prompt", json.dumps(steps))
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending")
+        await ed.command(
+            "acp.permission.respond",
+            {
+                "requestId": pending["requestId"],
+                "optionId": "yes",
+                "edits": [{"path": str(notes), "text": mine}],
+            },
+        )
+        async with asyncio.timeout(15):
+            while notes.read_text() != agents_edit:  # the agent's own write
+                await asyncio.sleep(0.02)
+        notes.write_text(others)  # another program, before the agent's tool call completes
+        signal.touch()
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        if meanwhile == "nothing":
+            await ed.wait_message(lambda m: "notes.txt: the agent wrote its own edit" in m)
+            assert notes.read_text() == mine
+        else:
+            said = await ed.wait_message(lambda m: "notes.txt: your reviewed version was not applied" in m)
+            assert "changed" in said, said
+            assert notes.read_text() == others, "what the other program wrote is kept"
+
+
+async def test_no_apply_action_for_a_diff_outside_the_roots(workspace: Path, state_dir: Path) -> None:
+    """A diff of a file outside the session's roots is refused by `acp.edit.apply`; no code
+    action offers it either (its preview alone would change the file with one click)."""
+    outside = workspace.parent / f"outside-{os.getpid()}.txt"
+    outside.write_text("theirs\n")
+    inside = workspace / "inside.txt"
+    inside.write_text("mine\n")
+    signal = workspace.parent / f"signal-{os.getpid()}"
+
+    def call(call_id: str, *paths: Path) -> dict[str, Any]:
+        diffs = [{"type": "diff", "path": str(p), "oldText": None, "newText": "agent\n"} for p in paths]
+        return {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": call_id, "kind": "edit",
+                "status": "pending", "content": diffs}  # fmt: skip
+
+    steps: list[dict[str, Any]] = [
+        {"update": call("out", outside)},
+        {"update": call("in", inside)},
+        {"update": call("both", inside, outside)},
+        {"wait_file": str(signal)},
+    ]
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        admitted = await ed.command("acp.prompt", json.dumps(steps))
+        await ed.wait_for("acp/sessionUpdate", lambda u: u["update"].get("toolCallId") == "both", timeout=15)
+        try:
+            offered = [a for a in await ed.code_actions(ed.open(outside)) if a.title.startswith("Apply")]
+            assert offered == [], [a.title for a in offered]
+            offered = [a for a in await ed.code_actions(ed.open(inside)) if a.title.startswith("Apply")]
+            assert [a.title for a in offered] == ["Apply agent edit: in"]
+            for call_id in ("out", "both"):
+                error = await expect_error(ed, "acp.edit.apply", {"sessionId": sid, "toolCallId": call_id})
+                assert "outside" in error.message, error.message
+        finally:
+            signal.touch()
+        assert (await ed.wait_turn_end(admitted["turnId"]))["stopReason"] == "end_turn"
+        assert outside.read_text() == "theirs\n"

@@ -9,6 +9,7 @@ as a real editor does (tests/lsp/buffers.py).
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from sidecar.acp.client import MAX_SESSION_ID_CHARS
 from sidecar.transcripts import MARKER, prompt_text
 from tests.chunks import shows_chunk
 from tests.lsp.buffers import Buffers
@@ -160,7 +162,8 @@ async def test_a_document_the_editor_read_during_an_append_is_repaired_whole(
         path = await transcript_path(ed)
         await ed.prompt_and_wait("#chunks=3 first")
         before = await wait_file(path, lambda t: turn_ends(t) == 1)
-        await ed.prompt_and_wait("#chunks=3 second")
+        # (Short: the new end must be shorter than the marker line, or the torn read holds all of it.)
+        await ed.prompt_and_wait("#chunks=3 2")
         after = await wait_file(path, lambda t: turn_ends(t) == 2)
         torn = before + after[len(before) :]
         assert prompt_text(torn), "the torn read shows text below the marker"
@@ -182,7 +185,7 @@ async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path,
         end = await ed.wait_turn_end(admitted["turnId"])
         assert end["stopReason"] == "end_turn"
         assert prompt_text(await settled(buffers, uri, path, 1)) == ""
-        assert "## You\n\nWhat is in src/app.py?\n" in conversation(path.read_text())
+        assert "## You\n\n    What is in src/app.py?\n" in conversation(path.read_text())
         assert "app.py" in ed.text_of(admitted["turnId"])
 
         # While a turn runs, its transcript offers to cancel it.
@@ -216,7 +219,7 @@ async def test_acp_prompt_with_the_uri_of_a_closed_transcript_sends_its_saved_pr
         after = await wait_file(path, lambda t: "_Turn ended" in t)
     assert prompt_text(after) == ""
     well_formed(after)
-    assert "## You\n\nWhere is the README?\n" in conversation(after)
+    assert "## You\n\n    Where is the README?\n" in conversation(after)
     # Nothing of the transcript went along as context: the agent read the README it was asked about.
     assert "**Tool:** Read README.md" in conversation(after)
 
@@ -300,3 +303,103 @@ async def test_transcript_command_and_load_with_show(workspace: Path, state_dir:
         await until(lambda: [d.uri for d in ed.client.shown_documents] == [result["uri"]], "showDocument")
         status = await ed.command("acp.status")
         assert status["transcriptUri"] == result["uri"]
+
+
+async def test_send_to_agent_right_after_opening_sends_the_buffer_not_the_file(
+    workspace: Path, state_dir: Path
+) -> None:
+    """The editor opens the document with a buffer that differs from the file (its own unsaved
+    copy) and sends at once, before the sidecar has identified the document: the prompt is the
+    buffer's, every time, and the buffer's prompt area is cleared."""
+    async with open_editor("helix", workspace, state_dir, init_options=NO_SHOW) as ed:
+        buffers = Buffers.attach(ed)
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path = await transcript_path(ed)
+        for attempt in range(12):
+            saved = await wait_file(path, lambda t: MARKER in t and prompt_text(t) == "")
+            path.write_text(saved + f"stale file prompt {attempt}\n")
+            uri = ed.open(path, text=saved + f"buffer prompt {attempt} #chunks=2\n", language="markdown")
+            admitted = await ed.command("acp.prompt", {"uri": uri})
+            assert admitted["sessionId"] == sid
+            await ed.wait_turn_end(admitted["turnId"])
+            turns = attempt + 1
+            body = conversation(await wait_file(path, lambda t, turns=turns: turn_ends(t) == turns))
+            assert f"## You\n\n    buffer prompt {attempt} #chunks=2\n" in body, body[-600:]
+            assert "stale file prompt" not in body
+            cleared = lambda uri=uri: prompt_text(buffers.text(uri)) == ""  # noqa: E731
+            await until(cleared, "the buffer's prompt area to be cleared")
+            ed.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            del ed.docs[uri]
+
+
+SCRIPTED_AGENT = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
+
+
+@pytest.mark.parametrize(
+    ("length", "accepted"),
+    [(300_000, False), (MAX_SESSION_ID_CHARS + 1, False), (MAX_SESSION_ID_CHARS, True)],
+)
+async def test_a_session_id_over_the_bound_is_refused_at_creation_and_one_at_it_works(
+    workspace: Path, state_dir: Path, length: int, accepted: bool
+) -> None:
+    """A hostile agent answers session/new (and session/list) with a huge session id: refused with
+    a clear message, nothing written for it, the next session works. An id at the bound works,
+    "Send to agent" included (its document names it in full)."""
+    env = {"SCRIPTED_LONG_ID": str(length), "SCRIPTED_LIST": "1"}
+    args = ["--agent", f"{sys.executable} {SCRIPTED_AGENT}"]
+    async with open_editor(
+        "neovim", workspace, state_dir, init_options=NO_SHOW, env=env, extra_args=args
+    ) as ed:
+        buffers = Buffers.attach(ed)
+        if not accepted:
+            with pytest.raises(JsonRpcException) as refused:
+                await ed.command("acp.session.new")
+            message = refused.value.message or ""
+            assert f"{length} characters" in message and str(MAX_SESSION_ID_CHARS) in message, message
+            assert len(message) < 500
+            transcripts = state_dir / "transcripts"
+            assert not transcripts.exists() or not [p for p in transcripts.rglob("*.md")]
+            with pytest.raises(JsonRpcException) as load:
+                await ed.command("acp.session.load", {"sessionId": "l" * length, "cwd": str(workspace)})
+            assert f"{length} characters" in (load.value.message or "")
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        assert len(sid) == (length if accepted else len("scripted-2"))
+        path = await transcript_path(ed, sid)
+        await wait_file(path, lambda t: MARKER in t)
+        uri = ed.open(path, language="markdown")
+        buffers.type_at_end(uri, '[{"chunk": "answered from the document"}]')
+        actions = await code_actions(ed, uri)
+        assert [a.title for a in actions] == ["Send to agent"]
+        admitted = await run_action(ed, actions[0])
+        assert admitted["sessionId"] == sid
+        await ed.wait_turn_end(admitted["turnId"])
+        assert "answered from the document" in await wait_file(path, lambda t: "_Turn ended" in t)
+        listed = await ed.command("acp.session.list", {"refresh": True})
+        ids = [s["sessionId"] for s in listed["sessions"]]
+        assert sid in ids and all(len(i) <= MAX_SESSION_ID_CHARS for i in ids), [len(i) for i in ids]
+
+
+async def test_an_agent_with_a_huge_name_keeps_send_to_agent_working(
+    workspace: Path, state_dir: Path
+) -> None:
+    """The agent's name (its key for titles and transcripts) is 300 000 characters: the document's
+    directory and header stay small, and "Send to agent" finds its session."""
+    env = {"SCRIPTED_LONG_NAME": "300000"}
+    args = ["--agent", f"{sys.executable} {SCRIPTED_AGENT}"]
+    options = {"init_options": NO_SHOW, "env": env, "extra_args": args}
+    async with open_editor("neovim", workspace, state_dir, **options) as ed:
+        buffers = Buffers.attach(ed)
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        path = await transcript_path(ed, sid)
+        text = await wait_file(path, lambda t: MARKER in t)
+        assert len(text) < 2000 and len(path.parent.name) < 120
+        uri = ed.open(path, language="markdown")
+        buffers.type_at_end(uri, '[{"chunk": "answered from the document"}]')
+        actions = await code_actions(ed, uri)
+        assert [a.title for a in actions] == ["Send to agent"]
+        admitted = await run_action(ed, actions[0])
+        assert admitted["sessionId"] == sid
+        await ed.wait_turn_end(admitted["turnId"])
+        assert "answered from the document" in await wait_file(path, lambda t: "_Turn ended" in t)

@@ -5,6 +5,7 @@ the plugin of this checkout, the sidecar and its demo agent), driven with keys, 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from tmux_nvim import TmuxNvim
@@ -66,6 +67,9 @@ def test_make_demo_opens_the_chat_and_a_prompt_typed_there_streams_while_the_cur
     assert st["input"] == "my next question" and st["row"] == st["count"], st
     text = chat_text(vim)
     assert text.count("#chunks=700 #slow=15 stream please") == 1, text
+    # The prompt reads as typed: indented under "## You", no backslash before its "#".
+    assert "\n## You\n\n    #chunks=700 #slow=15 stream please\n" in text, text
+    assert "\\#chunks" not in text, text
 
     # The typed question goes out with <C-s> too; the input area empties.
     vim.keys("C-s")
@@ -252,3 +256,100 @@ def test_help_opens_in_a_fresh_demo(vim: TmuxNvim) -> None:
     vim.keys(":help acp_sidecar", "Enter")
     screen = vim.wait_screen(r"acp_sidecar\.txt")
     assert "E149" not in screen and "Drive ACP coding agents from Neovim" in screen, screen
+
+
+def test_a_review_opens_at_the_change_with_the_unchanged_lines_folded(vim: TmuxNvim) -> None:
+    """A change at the end of a 300-line file: the review's first screen shows it (the cursor on
+    it, the lines before it folded as diff mode folds them), above the picker that asks about it."""
+    (vim.ws / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 301)))
+    vim.start_demo("long.txt")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit=long.txt")
+    vim.keys("C-s")
+    screen = vim.wait_screen(r"The agent asks: Edit long.txt")
+    # The change and the lines just before it, on both sides; the 290-odd lines above are a fold.
+    assert EDITED in screen and screen.count("line 300") == 2, screen
+    assert "line 1 " not in screen and "line 150" not in screen, screen
+    assert re.search(r"\+-+ *2\d\d lines", screen), screen
+    vim.keys("Enter")  # dismiss the question: the review stays
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    review = json.loads(
+        vim.lua(
+            "(function() return { row = vim.api.nvim_win_get_cursor(0)[1],"
+            " line = vim.api.nvim_get_current_line(), diff = vim.wo.diff,"
+            " folded = vim.fn.foldclosed(1) } end)()"
+        )
+    )
+    # The cursor on the first changed line of the proposal; line 1 inside a closed fold.
+    assert review["diff"] and review["row"] == 301 and review["folded"] == 1, review
+    vim.keys("g", "x")
+    vim.wait(lambda: "rejected" in chat_text(vim).lower(), "the rejection in the chat")
+
+
+def test_an_edit_of_two_files_reviews_both_and_accepts_them_as_left(vim: TmuxNvim) -> None:
+    """One tool call that edits two files: a review tab for each (]f moves to the next), the user
+    rewrites the second proposal, ga accepts both: the first as proposed, the second as left."""
+    (vim.ws / "notes.txt").write_text("My notes.\n")
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit=README.md,notes.txt")
+    vim.keys("C-s")
+    screen = vim.wait_screen(r"The agent asks: Edit README.md, notes.txt")
+    assert "current README.md" in screen and "file 1/2" in screen and EDITED in screen, screen
+    vim.keys("Enter")
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    vim.keys("]", "f")
+    screen = vim.wait_screen(r"current notes.txt")
+    assert "file 2/2" in screen and "My notes." in screen and EDITED in screen, screen
+    # This file's review, too, has its cursor on its first change.
+    assert json.loads(vim.lua("vim.api.nvim_win_get_cursor(0)[1]")) == 2
+    vim.keys("G", "c", "c")
+    vim.type("My own last line.")
+    vim.keys("Escape")
+    vim.keys("g", "a")
+
+    def readme_buffer() -> list[str]:
+        return json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+
+    vim.wait(lambda: readme_buffer()[-1] == EDITED, "the first file's edit in its buffer")
+    vim.wait(
+        lambda: (vim.ws / "notes.txt").read_text() == "My notes.\n\nMy own last line.\n",
+        "the second file as the user left it",
+    )
+    vim.wait_screen(r"\[idle\]")
+    assert "proposed by the agent" not in vim.screen()  # both review tabs closed
+
+
+def test_a_buffer_changed_after_the_agent_asked_is_reviewed_as_it_is_now(vim: TmuxNvim) -> None:
+    """The request's proposal was computed from the buffer as it was; the user types in it before
+    answering: the review asks the sidecar again and shows the new line on both sides."""
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#edit")
+    vim.keys("C-s")
+    vim.wait_screen(r"The agent asks: Edit README.md")
+    vim.keys("Enter")
+    vim.wait_screen(r"still waiting")
+    vim.keys("Enter")
+    vim.keys("q")  # the review closes, the request waits
+    vim.wait(lambda: "proposed by the agent" not in vim.screen(), "the review closed")
+    vim.keys("C-w", "h")
+    vim.keys("g", "g", "O")
+    vim.type("Typed after the agent asked.")
+    vim.keys("Escape")
+    vim.keys(":AcpPermission", "Enter")
+    screen = vim.wait_screen(r"The agent asks: Edit README.md")
+    assert screen.count("Typed after the agent asked.") == 2 and EDITED in screen, screen
+    vim.type("1")
+    vim.keys("Enter")
+
+    def readme_buffer() -> list[str]:
+        return json.loads(vim.lua("vim.api.nvim_buf_get_lines(vim.fn.bufnr('README.md'), 0, -1, false)"))
+
+    vim.wait(lambda: readme_buffer()[-1] == EDITED, "the accepted edit in the buffer")
+    vim.wait_screen(r"\[idle\]")

@@ -4,15 +4,11 @@ notifications, init options, health check."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 from nvim_harness import PLUGIN, run_lua
-
-from sidecar.core.diff_apply import apply_diffs
-from tests.diff_cases import FIXED, FIXED_FITS, diff_cases
 
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
@@ -387,33 +383,6 @@ def test_help_tags_and_demo_init(nvim_bin: str, tmp_path: Path) -> None:
         assert want in tags, want
     assert res["setup"] is True
     assert "acp_sidecar" in res["stl"]
-
-
-def test_review_applies_diffs_by_the_sidecars_rules(nvim_bin: str, tmp_path: Path) -> None:
-    """The review shows the file after the agent's diffs (a snippet changes its part only); the
-    plugin's rule and the sidecar's (sidecar/core/diff_apply.py) agree on fixed and random cases."""
-    cases = diff_cases()
-    data = tmp_path / "cases.json"
-    data.write_text(json.dumps(cases))
-    res = run_lua(
-        nvim_bin,
-        f"""
-        local review = require("acp_sidecar.review")
-        local out = {{}}
-        for i, c in ipairs(vim.json.decode(io.open({json.dumps(str(data))}):read("*a"))) do
-          local current = c[1] ~= vim.NIL and c[1] or nil
-          local text, fit = review.apply_diffs(current, c[2])
-          out[i] = {{ text = text == nil and vim.NIL or text, fit = fit }}
-        end
-        return out
-        """,
-        tmp_path,
-    )
-    for (current, diffs), got in zip(cases, res, strict=True):
-        want = apply_diffs(current, diffs)
-        assert (got["fit"], got["text"]) == (want.fit.value, want.text), (current, diffs)
-    assert [r["fit"] for r in res[: len(FIXED)]] == FIXED_FITS
-    assert res[2]["text"] == "# Demo\n\nline one\nline 2\n"
 
 
 def test_messages_fit_one_line_unless_a_notification_plugin_shows_them(nvim_bin: str, tmp_path: Path) -> None:

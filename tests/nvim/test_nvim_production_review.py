@@ -66,7 +66,7 @@ def test_a_production_agents_edit_reviewed_changed_and_accepted(
             sides = json.loads(
                 vim.lua(
                     "vim.tbl_map(function(b) return vim.api.nvim_buf_get_lines(b, 0, -1, false) end,"
-                    " require('acp_sidecar.review').review.bufs)"
+                    " require('acp_sidecar.review').review.files[1].bufs)"
                 )
             )
             assert sides == [["value = 1", "name = 'unchanged'"], ["value = 2", "name = 'unchanged'"]], sides

@@ -385,6 +385,9 @@ class Recorder:
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
         self.events.append(("transcript", (session_id, uri, change)))
 
+    def on_terminal(self, session_id: str, info: dict[str, Any]) -> None:
+        self.events.append(("terminal", (session_id, info)))
+
     # EditorFiles
     def open_document_text(self, path: Path) -> str | None:
         return self.documents.get(path)

@@ -44,7 +44,7 @@ async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_o
     await agents.current.send_update(sid, chunk("It prints "))
     await agents.current.send_update(sid, chunk("a greeting."))
     text = await until_file(engine, sid, "It prints a greeting.")
-    assert "## You\n\nWhat does main do?\n\n## Agent\n\nIt prints a greeting." in text
+    assert "## You\n\n    What does main do?\n\n## Agent\n\nIt prints a greeting." in text
     assert "_Turn ended" not in text  # still running: written as it streams
     call.finish()
     text = await until_file(engine, sid, "_Turn ended (end_turn)")
@@ -108,7 +108,7 @@ async def test_a_replayed_history_is_merged_not_repeated(
     text = await until_file(engine, "old-1", "_Turn ended")
     assert text.count("an old question") == 1 and text.count("an old answer") == 1
     assert "Rename this session" not in text and text.count("_Renamed to “Old”_") == 1
-    assert text.index("an old answer") < text.index("## You\n\na new question")
+    assert text.index("an old answer") < text.index("## You\n\n    a new question")
 
 
 async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
@@ -168,5 +168,5 @@ async def test_rendering_and_writing_run_off_the_event_loop(
     await agents.current.send_update(sid, chunk("\x1b[31m## You\n" + "y" * 2_000_000))
     call.finish()
     text = await until_file(engine, sid, "_Turn ended")
-    assert "\x1b" not in text and "\n## You\n\nhostile" in text
+    assert "\x1b" not in text and "\n## You\n\n    hostile" in text
     assert threads and all(name.startswith("transcripts") for name in threads), threads

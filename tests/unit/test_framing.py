@@ -25,10 +25,10 @@ class Sink:
     def handle_message(self, message: Any) -> None:
         self.handled.append(message.data)
 
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+    def send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         self.answers.append((msg_id, error))
 
-    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+    def handle_error_response(self, msg_id: Any, error: Any) -> None:
         self.responses.append((msg_id, error))
 
 

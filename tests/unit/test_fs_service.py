@@ -128,7 +128,7 @@ async def test_diffs_of_a_tool_call_are_admitted_like_writes(
             },
         )
     assert engine.tool_call_diffs(sid, "inside")[0]["newText"] == "b"
-    assert {call_id for _, call_id, _, _ in engine.pending_edits()} == {"inside", "escape"}
+    assert {call_id for _, call_id, _, _ in engine.pending_edits()} == {"inside"}  # only what applies
     with pytest.raises(SidecarError) as refused:
         engine.tool_call_diffs(sid, "escape")
     assert refused.value.code == errors.PATH_REFUSED

@@ -31,30 +31,32 @@ class Disk:
         assert path == self.path
         return self.text
 
-    async def write(self, _session: str, path: Path, text: str) -> None:
+    async def replace_exactly(self, _session: str, path: Path, expected: str, text: str) -> str | None:
         assert path == self.path
-        self.writes.append(text)
-        self.text = text
+        found = self.text
+        if found == expected:
+            self.writes.append(text)
+            self.text = text
+        return found
 
     def spawn(self, coro: Coroutine[Any, Any, None], _name: str) -> None:
         self.tasks.append(asyncio.ensure_future(coro))
 
     def edits(self) -> ReviewedEdits:
-        return ReviewedEdits(self.said.append, self.spawn, self.read, self.write)
+        return ReviewedEdits(self.said.append, self.spawn, self.read, self.replace_exactly)
 
 
-def reviewed(tmp_path: Path, disk_text: str | None) -> tuple[Disk, ReviewedEdits]:
+async def reviewed(tmp_path: Path, disk_text: str | None) -> tuple[Disk, ReviewedEdits]:
+    """The user allowed the edit of f.txt (BEFORE) with a reviewed version; then the disk holds
+    `disk_text` (the agent's own write, or something else)."""
     file = tmp_path / "f.txt"
     file.write_text(BEFORE)
-    disk = Disk(file, disk_text)
+    disk = Disk(file, BEFORE)
     edits = disk.edits()
     call = {**CALL, "content": [{**CALL["content"][0], "path": str(file)}]}  # type: ignore[dict-item]
-    edits.keep(
-        "s1",
-        str(tmp_path),
-        call,
-        ReviewedEdits.parse([{"path": str(file), "text": "one\nmine\n"}], [str(tmp_path)]),
-    )
+    parsed = ReviewedEdits.parse([{"path": str(file), "text": "one\nmine\n"}], [str(tmp_path)])
+    edits.keep("s1", await edits.prepare("s1", str(tmp_path), call, parsed))
+    disk.text = disk_text
     return disk, edits
 
 
@@ -63,7 +65,7 @@ async def settle(disk: Disk) -> None:
 
 
 async def test_a_write_through_the_sidecar_takes_the_users_text_once(tmp_path: Path) -> None:
-    disk, edits = reviewed(tmp_path, None)
+    disk, edits = await reviewed(tmp_path, None)
     assert edits.take("s1", disk.path) == "one\nmine\n"
     assert edits.take("s1", disk.path) is None
     edits.tool_call_ended(
@@ -76,7 +78,7 @@ async def test_a_write_through_the_sidecar_takes_the_users_text_once(tmp_path: P
 async def test_the_agents_own_write_is_replaced_only_when_the_file_holds_exactly_its_edit(
     tmp_path: Path,
 ) -> None:
-    disk, edits = reviewed(tmp_path, "one\ntwo\nthree\n")  # what the agent's diff makes of the file
+    disk, edits = await reviewed(tmp_path, "one\ntwo\nthree\n")  # what the agent's diff makes of the file
     edits.tool_call_ended(
         "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "edit-1", "status": "completed"}
     )
@@ -84,16 +86,23 @@ async def test_the_agents_own_write_is_replaced_only_when_the_file_holds_exactly
     assert disk.writes == ["one\nmine\n"]
     assert len(disk.said) == 1 and "replaced" in disk.said[0]
 
-    for other in ("someone else's text\n", None):  # changed by someone else, or gone
-        disk, edits = reviewed(tmp_path, other)
+    for other, why in (
+        ("someone else's text\n", "changed"),
+        (None, "gone"),
+        (BEFORE, "did not write"),
+        # The agent's new text is all there, but another program added a line after its write.
+        ("one\ntwo\nthree\nanother program's line\n", "changed"),
+        ("ONE\ntwo\nthree\n", "changed"),
+    ):
+        disk, edits = await reviewed(tmp_path, other)
         edits.turn_ended("s1")
         await settle(disk)
         assert disk.writes == [] and disk.text == other
-        assert len(disk.said) == 1 and "not applied" in disk.said[0]
+        assert len(disk.said) == 1 and "not applied" in disk.said[0] and why in disk.said[0], disk.said
 
 
 async def test_a_failed_tool_call_and_other_sessions_leave_it_alone(tmp_path: Path) -> None:
-    disk, edits = reviewed(tmp_path, "one\ntwo\nthree\n")
+    disk, edits = await reviewed(tmp_path, "one\ntwo\nthree\n")
     edits.tool_call_ended(
         "s2", {"sessionUpdate": "tool_call_update", "toolCallId": "edit-1", "status": "completed"}
     )
@@ -123,3 +132,18 @@ def test_bad_edits_are_refused_by_name(tmp_path: Path) -> None:
         with pytest.raises(SidecarError) as info:
             ReviewedEdits.parse(bad, [str(tmp_path)])
         assert why in info.value.message, (bad, info.value.message)
+
+
+async def test_a_diff_that_does_not_fit_the_file_as_it_was_replaces_nothing(tmp_path: Path) -> None:
+    file = tmp_path / "f.txt"
+    file.write_text("no such lines\n")
+    disk = Disk(file, "no such lines\n")
+    edits = disk.edits()
+    call = {**CALL, "content": [{**CALL["content"][0], "path": str(file)}]}  # type: ignore[dict-item]
+    parsed = ReviewedEdits.parse([{"path": str(file), "text": "mine\n"}], [str(tmp_path)])
+    edits.keep("s1", await edits.prepare("s1", str(tmp_path), call, parsed))
+    disk.text = "no such lines\ntwo\nthree\n"
+    edits.turn_ended("s1")
+    await settle(disk)
+    assert disk.writes == []
+    assert len(disk.said) == 1 and "did not fit" in disk.said[0], disk.said

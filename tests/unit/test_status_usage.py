@@ -35,6 +35,12 @@ AGENT = AgentView(state="ready", name="demo-agent", title="Demo Agent", version=
         ({"used": 1, "size": 2, "cost": {"amount": "1", "currency": "USD"}}, {"used": 1, "size": 2}),
         ({"used": 1, "size": 2, "cost": {"amount": math.nan, "currency": "USD"}}, {"used": 1, "size": 2}),
         ({"used": 1, "size": 2, "cost": {"amount": 1, "currency": "\x1b[31m"}}, {"used": 1, "size": 2}),
+        # Out of range is a bad number: 10**400 would overflow the context share's division.
+        ({"used": 10**400, "size": 100}, {"used": None, "size": 100}),
+        ({"used": 2**53 - 1, "size": 2**53}, {"used": 2**53 - 1, "size": None}),
+        ({"used": math.nan, "size": math.inf}, None),
+        ({"used": 1, "size": 2, "cost": {"amount": 10**400, "currency": "USD"}}, {"used": 1, "size": 2}),
+        ({"used": 1, "size": 2, "cost": {"amount": -math.inf, "currency": "USD"}}, {"used": 1, "size": 2}),
         (
             {"used": 1, "size": 2, "cost": {"amount": 3, "currency": "credits\n"}},
             {"used": 1, "size": 2, "cost": {"amount": 3, "currency": "credits"}},
@@ -54,6 +60,7 @@ def test_parse_usage(update: dict[str, Any], usage: dict[str, Any] | None) -> No
         ({"used": 128000, "size": 128000}, "100% context"),
         ({"used": None, "size": 128000}, None),
         ({"used": 5, "size": 0}, None),
+        ({"used": 10**400, "size": 1}, None),
         (None, None),
     ],
 )

@@ -172,7 +172,9 @@ export class Controller implements ChatActions, vscode.Disposable {
     void this.diffReview.open({
       key: `tool:${item.toolCallId}:${index}`,
       path: diff.path,
-      diffs: item.diffs.filter((d) => d.path === diff.path),
+      sessionId,
+      toolCallId: item.toolCallId,
+      known: undefined, // asked of the sidecar when the review opens
       shown: diff,
       title: item.title,
       accept: async (text) => {

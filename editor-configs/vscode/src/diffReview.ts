@@ -2,17 +2,18 @@
 // current one in VS Code's diff editor, with Accept / Reject (editor title
 // buttons, the palette, and a notification). The left side is the file itself,
 // so unsaved changes in an open editor are part of the comparison. The right
-// side is the whole file after the agent's diffs of it (diffApply.ts: a snippet
-// diff changes its part only), computed from the file's current text (the open
-// editor's, unsaved changes included). It is an editable in-memory document
-// (scheme `acp-proposed`): the user can take a hunk back with the diff editor's
-// revert arrows or type over it, and Accept carries what it holds. When the
-// diff does not fit the file, the agent's old and new text are shown instead,
-// read-only.
+// side is the sidecar's proposal for that file (proposals.ts): the whole file
+// after the agent's diffs, computed by the sidecar from the open editor's text
+// (unsaved changes included); when the editor changed the document since, the
+// review asks the sidecar again. It is an editable in-memory document (scheme
+// `acp-proposed`): the user can take a hunk back with the diff editor's revert
+// arrows or type over it, and Accept carries what it holds. When the sidecar
+// has no text for the file (the diff does not fit it, or it is too large), the
+// agent's old and new text are shown instead, read-only.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileDiff } from './chatModel';
-import { applyDiffs, type Fit } from './diffApply';
+import { isCurrent, proposalFor, type Proposal } from './proposals';
 import { sanitize, truncate } from './text';
 
 export const PROPOSED_SCHEME = 'acp-proposed';
@@ -26,9 +27,12 @@ export interface Review {
   key: string;
   /** The file the agent wants to change (absolute). */
   path: string;
-  /** The agent's diffs of that file, in the order it gave them. */
-  diffs: FileDiff[];
-  /** The diff the user asked to review: shown as it is when the diffs do not fit the file. */
+  /** The tool call whose edit it is (to ask the sidecar for its proposals again). */
+  sessionId: string;
+  toolCallId: string;
+  /** The sidecar's proposal for the file as the notification carried it, if it did. */
+  known: Proposal | undefined;
+  /** The diff the user asked to review: shown as it is when the sidecar has no text for the file. */
   shown: FileDiff;
   /** What the proposal is, e.g. the tool call's title. */
   title: string;
@@ -51,19 +55,6 @@ interface Entry {
   data: Uint8Array;
   readonly: boolean;
   mtime: number;
-}
-
-/** The text of a file as the user sees it now: the open editor's, else the disk's, else null (no file). */
-export async function currentText(uri: vscode.Uri): Promise<string | null> {
-  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-  if (open) {
-    return open.getText();
-  }
-  try {
-    return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-  } catch {
-    return null;
-  }
 }
 
 /** The proposals' documents: in memory, writable unless marked read-only; nothing reaches the disk. */
@@ -143,7 +134,11 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
   private readonly saving = new Map<string, Promise<void>>();
   private readonly registrations: vscode.Disposable[];
 
-  constructor(private readonly log: vscode.OutputChannel) {
+  constructor(
+    private readonly log: vscode.OutputChannel,
+    /** acp.edit.proposals: what each file of a tool call becomes, computed now. */
+    private readonly askProposals: (sessionId: string, toolCallId: string) => Promise<Proposal[]>,
+  ) {
     this.registrations = [
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this.files, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, this),
@@ -225,19 +220,18 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
       return;
     }
     const current = vscode.Uri.file(review.path);
-    const proposal = applyDiffs(await currentText(current), review.diffs);
+    const proposal = await this.proposal(review, current);
     const uri = this.proposedUri(review);
     const name = path.basename(review.path);
     let left: vscode.Uri;
     let title: string;
-    let fit: Fit = proposal.fit;
+    const fit = proposal.text === null ? 'conflict' : proposal.fit;
     if (proposal.text === null) {
-      // The diff does not fit the file as it is: show what the agent sent, read-only.
+      // No text for the file (the diff does not fit it as it is, or it is too large): what the agent sent, read-only.
       this.originals.set(review.key, review.shown.oldText ?? '');
       left = vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: review.path, query: review.key });
       this.files.set(uri, review.shown.newText, true);
-      title = `${name}: agent's old ↔ new text (does not fit the file)`;
-      fit = 'conflict';
+      title = `${name}: agent's old ↔ new text (${proposal.fit === 'conflict' ? 'does not fit the file' : 'no proposal'})`;
     } else {
       this.originals.set(review.key, '');
       left = (await DiffReview.exists(current))
@@ -252,7 +246,7 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
     const what = truncate(sanitize(review.title), 80);
     const message =
       fit === 'conflict'
-        ? `ACP: the agent's edit to ${name} does not fit the file as it is now (its old text is not there, or is there more than once); shown: the agent's old and new text (${what}).`
+        ? `ACP: ${proposal.fit === 'conflict' ? `the agent's edit to ${name} does not fit the file as it is now` : `no proposal for ${name}`} (${truncate(sanitize(proposal.reason ?? proposal.fit), 160)}); shown: the agent's old and new text (${what}).`
         : fit === 'applied'
           ? `ACP: ${name} already holds the agent's edit (${what}); the right side is editable.`
           : `ACP: review the agent's edit to ${name} (${what}); the right side is editable, Accept takes what it holds.`;
@@ -262,6 +256,23 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
       }
       // Dismissed: the review stays open; the diff editor's buttons still decide it.
     });
+  }
+
+  /** The sidecar's proposal for the file: the one it sent when the open document is still that version, else asked again. */
+  private async proposal(review: Review, file: vscode.Uri): Promise<Proposal> {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.toString());
+    if (review.known && isCurrent(review.known, open?.version)) {
+      return review.known;
+    }
+    try {
+      const asked = proposalFor(await this.askProposals(review.sessionId, review.toolCallId), review.path);
+      if (asked) {
+        return asked;
+      }
+    } catch (err) {
+      this.log.appendLine(`diff review: acp.edit.proposals failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return review.known ?? { path: review.path, uri: null, version: null, fit: 'unavailable', text: null, reason: 'the sidecar sent no proposal for this file' };
   }
 
   /** The review shown in the active editor (the diff's right side), if any. */

@@ -6,6 +6,8 @@ import { CHAT_VIEW_ID, ChatView } from './chatView';
 import { Commands, guarded } from './commands';
 import { Controller } from './controller';
 import { DiffReview } from './diffReview';
+import { toProposals } from './proposals';
+import { AcpCommand } from './protocol';
 import { Sidecar } from './sidecar';
 
 let sidecar: Sidecar | undefined;
@@ -17,7 +19,9 @@ export function activate(context: vscode.ExtensionContext): void {
   statusItem.command = 'acpSidecar.sessions';
   const running = new Sidecar(log);
   sidecar = running;
-  const review = new DiffReview(log);
+  const review = new DiffReview(log, async (sessionId, toolCallId) =>
+    toProposals((await running.exec<{ proposals?: unknown }>(AcpCommand.editProposals, { sessionId, toolCallId })).proposals),
+  );
   // The controller is created right below; the view only calls it after the webview exists.
   let controller: Controller | undefined;
   const chat = new ChatView(context.extensionUri, {

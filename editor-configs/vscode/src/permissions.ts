@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { FileDiff, toolCallDiffs } from './chatModel';
 import { DiffReview } from './diffReview';
+import { proposalFor, toProposals } from './proposals';
 import { AcpCommand, PermissionOption, PermissionParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { escapeIcons, sanitize, truncate } from './text';
@@ -110,10 +111,13 @@ export class Permissions {
         void vscode.window.showWarningMessage(`ACP: the agent offered no option to ${allow ? 'allow' : 'reject'} this edit.`);
       }
     };
+    const toolCallId = typeof p.toolCall?.toolCallId === 'string' ? p.toolCall.toolCallId : '';
     await this.review.open({
       key: `permission:${requestId}:${index}`,
       path: diff.path,
-      diffs: all.filter((d) => d.path === diff.path),
+      sessionId: p.sessionId,
+      toolCallId,
+      known: proposalFor(toProposals(p.proposals), diff.path),
       shown: diff,
       title: Permissions.title(p),
       accept: decide(true),

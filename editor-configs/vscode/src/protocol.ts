@@ -15,6 +15,7 @@ export const AcpCommand = {
   sessionSetModel: 'acp.session.setModel',
   sessionSetConfigOption: 'acp.session.setConfigOption',
   editApply: 'acp.edit.apply',
+  editProposals: 'acp.edit.proposals',
   permissionRespond: 'acp.permission.respond',
   authenticate: 'acp.authenticate',
   status: 'acp.status',
@@ -76,6 +77,8 @@ export interface SessionUpdateParams {
   turnId?: string | number | null;
   replay?: boolean;
   update: { sessionUpdate?: string; [key: string]: unknown };
+  /** A live tool call with diffs: what each file becomes (proposals.ts reads them). */
+  proposals?: unknown;
 }
 
 export interface TurnParams {
@@ -101,6 +104,8 @@ export interface PermissionParams {
   options: PermissionOption[];
   state: 'pending' | 'resolved' | string;
   outcome?: { outcome: string; optionId?: string } | null;
+  /** Pending: what each file of its tool call becomes (proposals.ts reads them); resolved: null. */
+  proposals?: unknown;
 }
 
 export interface SessionEntry {

@@ -15,10 +15,13 @@ from sidecar.titles import (
     MetaError,
     MetaTooDeep,
     MetaTooLarge,
+    apply_agent_info,
     check_meta,
     merge_meta,
     sanitize_meta_for_display,
 )
+from sidecar.titles import meta as meta_module
+from sidecar.titles.meta import SizedMeta, patch_meta
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()
@@ -211,3 +214,66 @@ def test_sanitize_meta_for_display() -> None:
 def test_display_depth_is_bounded() -> None:
     shown = sanitize_meta_for_display(_nested(50), max_depth=3)
     assert shown == {"k": {"k": {"k": None}}}
+
+
+def _patch_or_error(current: dict[str, Any] | None, patch: Any, limit: int) -> Any:
+    try:
+        return patch_meta(current, patch, max_bytes=limit, max_depth=100)
+    except MetaError as exc:
+        return type(exc)
+
+
+@settings(max_examples=300)
+@given(maybe_meta, metas, metas, st.integers(min_value=0, max_value=400))
+def test_patch_meta_is_merge_meta_checked(
+    current: dict[str, Any] | None, p: dict[str, Any], q: dict[str, Any], limit: int
+) -> None:
+    """`patch_meta` (what the title rules use, cheap per patch) gives what `merge_meta` then
+    `check_meta` give, and the size it carries is the compact JSON length, patch after patch."""
+    state: dict[str, Any] | None = current
+    before = copy.deepcopy(current)
+    for patch in (p, q, {k: None for k in list(p)[:2]}):
+        got = _patch_or_error(state, patch, limit)
+        try:
+            check_meta(patch, max_bytes=limit, max_depth=100)
+            want: Any = merge_meta(state, patch)
+            check_meta(want, max_bytes=limit, max_depth=100)
+        except MetaError as exc:
+            want = type(exc)
+        assert got == want
+        if isinstance(got, dict):
+            assert isinstance(got, SizedMeta) and got.json_bytes == _compact_size(got)
+            assert copy.deepcopy(got).json_bytes == got.json_bytes
+            state = got
+        elif got is None:
+            state = None
+    assert current == before, "the stored object is never changed"
+
+
+def _walks(patches: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many values the size check visits for `patches` small patches of one session."""
+    visits = 0
+    real_walk = meta_module._walk
+
+    def counting(*args: Any) -> None:
+        nonlocal visits
+        visits += 1
+        real_walk(*args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(meta_module, "_walk", counting)
+        record = None
+        for i in range(patches):
+            record = apply_agent_info(
+                record, agent="a", session_id="s", now=1.0, meta={f"key-{i:05d}": f"value {i}"}
+            )
+    assert record is not None and record.meta is not None and len(record.meta) == patches
+    return visits
+
+
+def test_many_small_patches_cost_what_they_touch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2 000 small `_meta` patches blocked the event loop for seconds: each one measured the
+    whole stored object again (quadratic). Now a patch costs what it touches."""
+    small, large = _walks(500, monkeypatch), _walks(1000, monkeypatch)
+    assert large <= 10 * 1000, f"{large} values visited for 1000 one-key patches"
+    assert large / small < 2.5, (small, large)

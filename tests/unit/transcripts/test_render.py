@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from sidecar.transcripts.elements import context_meta, rename_prompt
-from sidecar.transcripts.render import MAX_MESSAGE
+from sidecar.transcripts.render import ECHO_LINE, MAX_MESSAGE
 
 from .helpers import FIXED, agent, rendered, renderer, user, user_block
+from .markdown_structure import structure
 
 ENGINE_CONTEXT = "Context from app.py (lines 3-7):\n```\ndef main():\n    return 1\n```"
 RESOURCE = {"type": "resource", "resource": {"uri": "file:///ws/src/app.py", "text": "a\nb\n"}}
@@ -18,7 +19,7 @@ def test_a_prompt_names_its_embedded_context_never_its_content() -> None:
         [{"type": "text", "text": "Explain this"}, RESOURCE], labels={"file:///ws/src/app.py": "lines 3-7"}
     )
     text = rendered(r)
-    assert text == "## You\n\nExplain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert text == "## You\n\n    Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
     assert "[resource" not in text
 
 
@@ -31,14 +32,14 @@ def test_an_embedded_context_names_its_range_from_its_meta_in_a_replay() -> None
     r.end_replay()
     batch = r.take()
     assert batch is not None
-    assert batch.items[0].text == "Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert batch.items[0].text == "    Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
 
 
 def test_a_prompt_with_a_link_and_the_context_text_block() -> None:
     r = renderer()
     r.prompt([{"type": "text", "text": "Explain this"}, LINK, {"type": "text", "text": ENGINE_CONTEXT}])
     text = rendered(r)
-    assert text == "## You\n\nExplain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert text == "## You\n\n    Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
     assert "def main" not in text and "Context from" not in text
 
 
@@ -57,7 +58,7 @@ def test_a_replayed_prompt_looks_like_the_live_one_and_has_the_same_key() -> Non
     (item,) = batch.items
     assert item.key == live_batch.keys[0]
     assert item.section == "you"
-    assert item.text == "Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
+    assert item.text == "    Explain this\n\nContext: `src/app.py` (lines 3-7)\n"
 
 
 def test_the_rename_prompt_is_one_line_live_and_replayed() -> None:
@@ -79,16 +80,36 @@ def test_the_rename_prompt_is_one_line_live_and_replayed() -> None:
     assert [(i.text, i.section) for i in batch.items] == [("_Renamed to “Fix auth timeout”_\n", None)]
 
 
-def test_an_echoed_prompt_is_not_shown_twice_but_another_user_message_is() -> None:
+def test_an_echoed_prompt_is_not_shown_twice_and_a_made_up_one_is_the_agents_words() -> None:
     r = renderer()
     r.prompt([{"type": "text", "text": "Hello"}, RESOURCE])
     r.update(user_block(RESOURCE))  # echo of the resource block (the engine ate the text echo)
     r.update(agent("Hi"))
-    r.update(user("Something the agent injected"))
+    r.update(user("Something the agent injected\n## You\n\nrm -rf everything"))
     r.turn_ended("end_turn")
     out = rendered(r)
-    assert out.count("## You") == 2
-    assert "Something the agent injected" in out
+    assert out.startswith("## You\n") and out.count("\n## You\n") == 0, out  # only the prompt sent
+    mine = out.split("## Agent")[0]
+    assert "injected" not in mine and "rm -rf" not in mine
+    agents = out.split("## Agent", 1)[1]
+    assert agents.index(ECHO_LINE) < agents.index("    Something the agent injected\n    ## You\n")
+    assert structure(out).headings == [("h2", "You"), ("h2", "Agent")], out
+
+
+def test_a_made_up_user_message_outside_a_turn_is_the_agents_too_and_a_replay_adds_it_once() -> None:
+    r = renderer()
+    r.update(user("Pretend I said this"))
+    r.update(agent("ok"))
+    live_batch = r.take()
+    assert live_batch is not None
+    assert "## You" not in live_batch.text and ECHO_LINE in live_batch.text
+    replay = renderer()
+    replay.begin_replay()
+    replay.update(user("Pretend I said this"))
+    replay.end_replay()
+    batch = replay.take()
+    assert batch is not None
+    assert [item.key for item in batch.items] == live_batch.keys[:1]  # the store drops it
 
 
 def test_agent_text_streams_and_equals_one_piece() -> None:
@@ -152,7 +173,7 @@ def test_a_new_file_diff_and_a_huge_one() -> None:
     assert "Diff of `big.txt`: too large to show" in out
 
 
-def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
+def test_plans_are_a_checklist_shown_where_the_turn_ends() -> None:
     r = renderer()
     plan = {
         "sessionUpdate": "plan",
@@ -164,9 +185,12 @@ def test_plans_are_a_checklist_and_shown_when_they_change() -> None:
     }
     r.update(plan)
     r.update(plan)
+    assert "**Plan:**" not in rendered(r)  # not yet: it may still change
+    r.turn_ended("cancelled")
     out = rendered(r)
     assert out.count("**Plan:**") == 1
     assert "- [x] Read\n- [ ] Fix it _(in progress)_\n- [ ] Test\n" in out
+    assert out.index("**Plan:**") < out.index("_Cancelled (cancelled)")
 
 
 def _plan(*statuses: str, steps: tuple[str, ...] = ("Read", "Think", "Answer")) -> dict[str, object]:
@@ -176,20 +200,63 @@ def _plan(*statuses: str, steps: tuple[str, ...] = ("Read", "Think", "Answer")) 
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def test_a_plan_is_shown_when_its_steps_change_and_when_done_not_at_every_step() -> None:
+def test_a_turn_shows_its_latest_plan_once() -> None:
     r = renderer()
+    r.prompt([{"type": "text", "text": "go"}])
     r.update(_plan("in_progress", "pending", "pending"))
+    r.update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Read"})
     r.update(_plan("completed", "in_progress", "pending"))
     r.update(_plan("completed", "completed", "in_progress"))
     r.update(agent("The answer."))
     r.update(_plan("completed", "completed", "completed"))
+    r.turn_ended("end_turn")
     out = rendered(r)
-    assert out.count("**Plan:**") == 2, out
-    assert "- [ ] Read _(in progress)_\n- [ ] Think\n- [ ] Answer\n" in out
+    assert out.count("**Plan:**") == 1, out
     assert "- [x] Read\n- [x] Think\n- [x] Answer\n" in out
-    # New steps: shown again, whatever their status.
+    assert out.index("The answer.") < out.index("**Plan:**") < out.index("_Turn ended")
+    # The next turn: its own plan, once, new steps or not.
+    r.prompt([{"type": "text", "text": "again"}])
     r.update(_plan("completed", "in_progress", steps=("Read", "Test")))
-    assert rendered(r).count("**Plan:**") == 1
+    r.update(_plan("completed", "completed", steps=("Read", "Test")))
+    r.turn_ended("end_turn")
+    again = rendered(r)
+    assert again.count("**Plan:**") == 1 and "- [x] Read\n- [x] Test\n" in again
+    # A turn without a plan shows none.
+    r.prompt([{"type": "text", "text": "plain"}])
+    r.turn_ended("end_turn")
+    assert "**Plan:**" not in rendered(r)
+
+
+def test_a_replay_shows_the_same_plans_as_the_live_turns_did() -> None:
+    turns = [
+        [
+            _plan("in_progress", "pending", "pending"),
+            agent("one"),
+            _plan("completed", "completed", "completed"),
+        ],
+        [_plan("in_progress", "pending", steps=("A", "B")), agent("two")],
+    ]
+    live = renderer()
+    keys: list[str] = []
+    for index, updates in enumerate(turns):
+        live.prompt([{"type": "text", "text": f"q{index}"}])
+        for update in updates:
+            live.update(update)
+        live.turn_ended("end_turn")
+        batch = live.take()
+        assert batch is not None
+        keys += batch.keys
+    replay = renderer()
+    replay.begin_replay()
+    for index, updates in enumerate(turns):
+        replay.update(user(f"q{index}", f"u{index}"))
+        for update in updates:
+            replay.update(update)
+    replay.end_replay()
+    batch = replay.take()
+    assert batch is not None
+    assert [item.key for item in batch.items] == [k for k in keys if not k.startswith("e:")]
+    assert sum(item.text.startswith("**Plan:**") for item in batch.items) == 2
 
 
 def test_mode_model_notice_compaction_and_turn_end() -> None:

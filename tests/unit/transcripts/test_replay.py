@@ -152,7 +152,7 @@ def test_a_repeated_message_is_kept_as_often_as_it_was_said(store: TranscriptSto
     same = [turn([{"type": "text", "text": "ok"}], None, ["ok"], None)]
     live(store, same * 2)
     load(store, same * 3)  # one more "ok" exchange happened elsewhere
-    assert document(store).count("## You\n\nok\n") == 3
+    assert document(store).count("## You\n\n    ok\n") == 3
 
 
 def test_two_sidecars_replaying_at_once_add_the_history_once(tmp_path: Path) -> None:

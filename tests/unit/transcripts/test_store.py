@@ -118,7 +118,7 @@ def test_appends_go_above_the_prompt_area_and_the_editor_follows(store: Transcri
     assert prompt_text(editor.text) == typed
     text = store.read(AGENT, SESSION)
     assert text is not None
-    assert "## You\n\nExplain\n\n## Agent\n\nHello world\n```py\nx = 1\n```\nDone\n" in text
+    assert "## You\n\n    Explain\n\n## Agent\n\nHello world\n```py\nx = 1\n```\nDone\n" in text
     assert_well_formed(text)
 
 

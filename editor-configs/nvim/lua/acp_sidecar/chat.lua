@@ -240,6 +240,11 @@ local function chat_buffer(uri, sid, lsp_client)
   if lsp_client and not vim.lsp.buf_is_attached(b, lsp_client.id) then
     vim.lsp.buf_attach_client(b, lsp_client.id)
   end
+  -- `/` commands and `@` files as the sidecar completes them in the input area (0.11's
+  -- built-in LSP completion, opened by the trigger characters as you type).
+  if lsp_client and vim.lsp.completion and vim.lsp.completion.enable then
+    pcall(vim.lsp.completion.enable, true, lsp_client.id, b, { autotrigger = true })
+  end
   pcall(tidy, b)
   return b
 end

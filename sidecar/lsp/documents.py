@@ -1,0 +1,77 @@
+"""The sidecar's copy of each open buffer, kept with LSP's line rule (`lsp_lines`).
+
+pygls' own document counts lines with `str.splitlines`: an incremental edit below a form feed,
+`\\x85` or U+2028 would land a line early and the copy would drift from the editor's buffer.
+`LspWorkspace` makes every open document an `LspTextDocument`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec, TextDocument
+
+from .lsp_lines import apply_change, offset_at, split_lines
+from .pygls_internals import HookedWorkspace
+
+SYNC_KIND = types.TextDocumentSyncKind.Incremental  # what the server announces (server.py)
+
+
+class LspTextDocument(TextDocument):
+    def __init__(
+        self,
+        uri: str,
+        text: str,
+        version: int | None,
+        language_id: str | None,
+        position_codec: PositionCodec,
+    ) -> None:
+        # pygls' own copy of the text stays None: `source` below is the one copy.
+        super().__init__(
+            uri,
+            source=None,
+            version=version,
+            language_id=language_id,
+            sync_kind=SYNC_KIND,
+            position_codec=position_codec,
+        )
+        self._text = text
+
+    @property
+    def source(self) -> str:
+        return self._text
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return tuple(split_lines(self._text))
+
+    def apply_change(self, change: types.TextDocumentContentChangeEvent) -> None:
+        if isinstance(change, types.TextDocumentContentChangePartial):
+            units = self.position_codec.client_num_units
+            self._text = apply_change(self._text, change.range.start, change.range.end, change.text, units)
+        else:
+            self._text = change.text
+
+    def offset_at_position(self, client_position: types.Position) -> int:
+        return offset_at(self._text, client_position, self.position_codec.client_num_units)
+
+
+class LspWorkspace(HookedWorkspace):
+    def new_document(
+        self, uri: str, source: str | None, version: int | None, language_id: str | None
+    ) -> TextDocument:
+        return LspTextDocument(uri, source or "", version, language_id, self.position_codec)
+
+    @classmethod
+    def replacing(cls, made: object) -> LspWorkspace:
+        """The same workspace as pygls made it at `initialize`, with LSP-line documents."""
+        from pygls.workspace import Workspace
+
+        assert isinstance(made, Workspace)
+        return cls(
+            made.root_uri,
+            SYNC_KIND,
+            list(made.folders.values()),
+            made.position_encoding,
+        )
