@@ -409,5 +409,9 @@ class Engine:
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
 
+    async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
+        """An applied agent edit of a file the editor has not open, written by the sidecar."""
+        return await self.fs.write_closed_file(session_id, path, expected, text)
+
     async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
         return await self.terminals.handle(method, params)
