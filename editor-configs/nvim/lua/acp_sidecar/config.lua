@@ -160,6 +160,11 @@ function M.init_options(opts)
   if init.transcript.showOnPrompt == nil then
     init.transcript.showOnPrompt = false
   end
+  -- The agent's questions are asked field by field here (ask.lua).
+  init.notify = init.notify or {}
+  if init.notify.elicitationDialog == nil then
+    init.notify.elicitationDialog = false
+  end
   if opts.review ~= false then
     init.notify = init.notify or {}
     if init.notify.permissionDialog == nil then

@@ -87,6 +87,14 @@ function M.permission(_, params)
   user_event("AcpPermission", params)
 end
 
+function M.elicitation(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  util.safe(require("acp_sidecar.ask").on_elicitation, params)
+  user_event("AcpElicitation", params)
+end
+
 --- workspace/applyEdit: the chat's own handling for its buffers (see
 --- chat.apply_edit), Neovim's default for everything else.
 function M.apply_edit(err, params, ctx)
@@ -138,6 +146,7 @@ function M.build()
     ["acp/sessionUpdate"] = M.session_update,
     ["acp/turn"] = M.turn,
     ["acp/permission"] = M.permission,
+    ["acp/elicitation"] = M.elicitation,
     ["workspace/applyEdit"] = M.apply_edit,
     ["window/logMessage"] = M.log_message,
     ["window/showMessage"] = M.show_message,
