@@ -1,17 +1,21 @@
 // Connects the sidecar's notifications to what the user sees (status bar, chat
 // view, permission notifications) and carries out what the user asks (send a
-// prompt, stop, answer, review, load a session with its history).
+// prompt, stop, answer, review, load a session). The chat's conversation is the
+// active session's transcript document: opened here as a text document (the
+// sidecar keeps an open transcript document live through workspace/applyEdit),
+// its text shown as it changes.
 import * as vscode from 'vscode';
 import type { ChatActions, ChatView } from './chatView';
-import { FileDiff, transcriptHistory } from './chatModel';
 import { DiffReview } from './diffReview';
+import type { PendingPrompt } from './live';
 import { Permissions } from './permissions';
-import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult } from './protocol';
+import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from './text';
 
-/** The most of a transcript document the chat view shows (its tail); the document has it all. */
-const MAX_HISTORY_BYTES = 1024 * 1024;
+/** The most turn ids remembered as started (a long session's oldest go first). */
+const MAX_TURNS = 200;
+const BUSY = new Set(['running', 'cancelling', 'waiting_permission']);
 
 /** The user's version of a file, through the editor like the user's own typing (unsaved), not to disk. */
 async function replaceText(uri: vscode.Uri, text: string): Promise<boolean> {
@@ -38,6 +42,15 @@ function errorText(err: unknown): string {
 export class Controller implements ChatActions, vscode.Disposable {
   readonly permissions: Permissions;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The transcript document the chat shows (its session's), once it is open. */
+  private document: { sessionId: string; uri: string } | undefined;
+  /** Bumped whenever the chat follows another session: a document opened for an older one is not shown. */
+  private generation = 0;
+  /** Prompts sent from here whose answer has not come yet. */
+  private inflight = 0;
+  /** Turns of the shown session that started (their prompt is in the document). */
+  private readonly started = new Set<string>();
+  private busy = false;
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -45,42 +58,99 @@ export class Controller implements ChatActions, vscode.Disposable {
     private readonly diffReview: DiffReview,
     private readonly statusItem: vscode.StatusBarItem,
   ) {
-    this.permissions = new Permissions(sidecar, diffReview, (id) => this.toolDiffs(id));
+    this.permissions = new Permissions(sidecar, diffReview, (id) => this.chat.live.diffsOf(id));
     this.disposables.push(
       sidecar.onStatus((s) => this.onStatus(s)),
       sidecar.onSessionInfo((p) => this.onSessionInfo(p)),
       sidecar.onSessionUpdate((p) => {
-        this.follow(p.sessionId);
-        this.chat.changed(this.chat.model.update(p));
+        if (p.sessionId === this.chat.live.sessionId && this.chat.live.update(p)) {
+          this.chat.changed();
+        }
       }),
-      sidecar.onTurn((p) => this.chat.changed(this.chat.model.turn(p))),
+      sidecar.onTurn((p) => this.onTurn(p)),
       sidecar.onPermission((p) => {
         this.follow(p.sessionId);
-        this.chat.changed(this.chat.model.permission(p));
+        this.chat.live.permission(p);
+        this.chat.changed();
         this.permissions.onPermission(p);
       }),
       sidecar.onStarted(() => this.permissions.clear()),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (this.document && e.document.uri.toString() === this.document.uri) {
+          this.chat.setDocument(e.document.getText());
+          if (this.chat.live.shown(this.started)) {
+            this.chat.changed();
+          }
+        }
+      }),
+      vscode.workspace.onDidCloseTextDocument((d) => {
+        // VS Code disposes a document no editor shows after a while: open it again.
+        const shown = this.document;
+        if (shown && d.uri.toString() === shown.uri) {
+          this.document = undefined;
+          void this.openDocument(shown.sessionId, this.generation);
+        }
+      }),
     );
     this.onStatus(undefined);
   }
 
-  private toolDiffs(toolCallId: string): FileDiff[] {
-    const item = this.chat.model.get(`tool-${toolCallId}`);
-    return item && item.kind === 'tool' ? item.diffs : [];
-  }
-
   /** The chat shows the session the sidecar works on; another session starts a fresh conversation. */
   private follow(sessionId: string | null): void {
-    const model = this.chat.model;
-    if (!sessionId || model.sessionId === sessionId) {
+    const live = this.chat.live;
+    if (!sessionId || live.sessionId === sessionId) {
       return;
     }
-    if (model.sessionId === null) {
-      model.sessionId = sessionId; // the first session: what was typed before it existed stays
+    if (live.sessionId === null) {
+      live.sessionId = sessionId; // the first session: what was typed before it existed stays
+    } else {
+      live.reset(sessionId);
+      this.chat.setDocument(undefined);
+    }
+    this.started.clear();
+    this.generation += 1;
+    this.document = undefined;
+    void this.openDocument(sessionId, this.generation);
+    this.chat.changed();
+  }
+
+  /** Opens the session's transcript document (created when missing) and shows its text. */
+  private async openDocument(sessionId: string, generation: number): Promise<void> {
+    try {
+      const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(t.uri, true));
+      if (generation !== this.generation) {
+        return; // the chat follows another session by now
+      }
+      this.document = { sessionId, uri: doc.uri.toString() };
+      this.chat.setDocument(doc.getText());
+    } catch (err) {
+      if (generation === this.generation) {
+        this.chat.live.note(`The conversation cannot be shown: ${errorText(err)}`, 'warning');
+        this.chat.changed();
+      }
+    }
+  }
+
+  private onTurn(p: TurnParams): void {
+    if (p.sessionId !== this.chat.live.sessionId || (p.state !== 'running' && p.state !== 'ended')) {
       return;
     }
-    model.reset(sessionId);
-    this.chat.refresh();
+    this.started.add(String(p.turnId));
+    if (this.started.size > MAX_TURNS) {
+      this.started.delete(this.started.values().next().value as string);
+    }
+    if (p.state === 'ended' && this.chat.live.shown(this.started)) {
+      this.chat.changed();
+    }
+  }
+
+  private setRunning(): void {
+    const running = this.busy || this.inflight > 0;
+    if (running !== this.chat.running) {
+      this.chat.running = running;
+      this.chat.changed();
+    }
   }
 
   private onStatus(s: StatusParams | undefined): void {
@@ -94,11 +164,17 @@ export class Controller implements ChatActions, vscode.Disposable {
           : undefined;
     this.statusItem.show();
     if (s) {
-      if (s.sessionId === null && this.chat.model.sessionId !== null) {
-        this.chat.model.reset(null); // a new sidecar: the old conversation can be reopened from the picker
-        this.chat.refresh();
+      if (s.sessionId === null && this.chat.live.sessionId !== null) {
+        // A new sidecar: the old conversation can be reopened from the picker.
+        this.chat.live.reset(null);
+        this.generation += 1;
+        this.document = undefined;
+        this.chat.setDocument(undefined);
+        this.chat.changed();
       }
       this.follow(s.sessionId);
+      this.busy = BUSY.has(String(s.state));
+      this.setRunning();
       const title = truncate(sanitize(s.title), 80) || (s.sessionId ? 'untitled session' : 'no session yet');
       const state = STATE_WORDS[sanitize(s.state)] ?? sanitize(s.state);
       this.chat.setHeader(`${title} · ${state}`);
@@ -123,14 +199,22 @@ export class Controller implements ChatActions, vscode.Disposable {
 
   /** Sends a prompt; it shows in the chat at once, the answer streams below it. */
   async prompt(text: string, context?: { uri: string; range: unknown }): Promise<void> {
-    const model = this.chat.model;
-    this.chat.changed(model.localPrompt(text));
+    const live = this.chat.live;
+    const pending: PendingPrompt = live.sent(text);
+    this.inflight += 1;
+    this.setRunning();
+    this.chat.changed();
     try {
       const result = await this.sidecar.exec<PromptResult>(AcpCommand.prompt, { text, ...(context ?? {}) });
       this.follow(result.sessionId);
-      this.chat.changed(model.promptAnswered(result));
+      live.answered(pending, String(result.turnId), result.position);
+      live.shown(this.started);
     } catch (err) {
-      this.chat.changed(model.promptAnswered(undefined, errorText(err)));
+      live.answered(pending, undefined, 0, errorText(err));
+    } finally {
+      this.inflight -= 1;
+      this.setRunning();
+      this.chat.changed();
     }
   }
 
@@ -139,7 +223,8 @@ export class Controller implements ChatActions, vscode.Disposable {
       .exec<{ cancelled: boolean }>(AcpCommand.cancel, {})
       .then((r) => {
         if (!r.cancelled) {
-          this.chat.changed([this.chat.model.note('Nothing is running.', 'info')]);
+          this.chat.live.note('Nothing is running.', 'info');
+          this.chat.changed();
         }
       })
       .catch((err: unknown) => void vscode.window.showErrorMessage(`ACP: cancel: ${errorText(err)}`));
@@ -150,22 +235,23 @@ export class Controller implements ChatActions, vscode.Disposable {
   }
 
   /** "Review diff" in the chat: a permission's edit, or a tool call's diff (Accept applies it). */
-  review(itemId: string, index: number): void {
-    const item = this.chat.model.get(itemId);
-    if (item?.kind === 'permission') {
-      void this.permissions.openReview(item.requestId, index);
+  review(card: string, index: number): void {
+    const [kind, id] = [card.slice(0, card.indexOf(':')), card.slice(card.indexOf(':') + 1)];
+    if (kind === 'permission') {
+      void this.permissions.openReview(id, index);
       return;
     }
-    if (item?.kind !== 'tool') {
+    const item = kind === 'edit' ? this.chat.live.edits.get(id) : undefined;
+    if (!item) {
       return;
     }
-    const waiting = this.chat.model.pendingPermissions().find((p) => p.toolCallId === item.toolCallId);
+    const waiting = this.chat.live.pendingPermissions().find((p) => p.toolCallId === item.toolCallId);
     if (waiting) {
       void this.permissions.openReview(waiting.requestId, index);
       return;
     }
     const diff = item.diffs[index];
-    const sessionId = this.chat.model.sessionId;
+    const sessionId = this.chat.live.sessionId;
     if (!diff || !sessionId) {
       return;
     }
@@ -211,53 +297,15 @@ export class Controller implements ChatActions, vscode.Disposable {
 
   // ------------------------------------------------------------------ sessions
 
-  /** Loads a session: it becomes active, and the chat shows its stored history. */
+  /** Loads a session: it becomes active, and the chat shows its transcript document (its whole history). */
   async loadSession(sessionId: string): Promise<void> {
     const result = await this.sidecar.exec<{ sessionId: string }>(AcpCommand.sessionLoad, { sessionId });
     this.follow(result.sessionId);
-    await this.showHistory(result.sessionId);
-    if (this.chat.model.all().length === 0) {
-      this.chat.changed([
-        this.chat.model.note('Session loaded. This sidecar keeps no transcript of it, so earlier messages are not shown.', 'info'),
-      ]);
-    }
     await this.chat.reveal();
-  }
-
-  /** The stored conversation (transcript document) of a session, when the sidecar keeps one. */
-  private async showHistory(sessionId: string): Promise<void> {
-    if (!this.sidecar.features.transcripts) {
-      return; // an older sidecar: the replay of session/load (if any) is the history
-    }
-    try {
-      const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
-      let bytes = await vscode.workspace.fs.readFile(vscode.Uri.parse(t.uri, true));
-      const cut = bytes.length > MAX_HISTORY_BYTES;
-      if (cut) {
-        bytes = bytes.slice(bytes.length - MAX_HISTORY_BYTES);
-      }
-      let text = transcriptHistory(new TextDecoder('utf-8').decode(bytes));
-      if (cut) {
-        text = `*(The start is in the transcript document: "ACP: Open the session transcript document".)*\n\n${text.slice(text.indexOf('\n') + 1)}`;
-      }
-      if (this.chat.model.sessionId === sessionId) {
-        this.chat.model.setHistory(text);
-        this.chat.refresh();
-      }
-    } catch (err) {
-      this.chat.changed([this.chat.model.note(`The stored history could not be read: ${errorText(err)}`, 'warning')]);
-    }
   }
 
   /** Opens the active session's transcript document in an editor. */
   async openTranscript(): Promise<void> {
-    if (!this.sidecar.features.transcripts) {
-      void vscode.window.showInformationMessage(
-        'ACP: this sidecar keeps no transcript documents (it predates them); the chat view shows the conversation.',
-      );
-      await this.chat.reveal();
-      return;
-    }
     const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, {});
     await vscode.window.showTextDocument(vscode.Uri.parse(t.uri, true), { preview: false });
   }
