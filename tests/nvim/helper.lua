@@ -212,6 +212,22 @@ function H.agent_text(sid)
   return table.concat(parts)
 end
 
+--- The lines of the active session's transcript document: its chat buffer when one is open,
+--- else the file the sidecar writes.
+function H.document_lines()
+  local s = H.status()
+  local uri = s and s.transcriptUri
+  if type(uri) ~= "string" then
+    return {}
+  end
+  local b = require("acp_sidecar.chat").buf_of_uri(uri)
+  if b then
+    return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+  end
+  local ok, lines = pcall(vim.fn.readfile, vim.uri_to_fname(uri))
+  return ok and lines or {}
+end
+
 -- ------------------------------------------------------------ statusline
 
 --- Evaluate statusline expressions the way users write them.

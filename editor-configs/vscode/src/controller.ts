@@ -1,9 +1,12 @@
 // Connects the sidecar's notifications to what the user sees (status bar, chat
 // view, permission notifications) and carries out what the user asks (send a
 // prompt, stop, answer, review, load a session). The chat's conversation is the
-// active session's transcript document: opened here as a text document (the
-// sidecar keeps an open transcript document live through workspace/applyEdit),
-// its text shown as it changes.
+// active session's transcript document, read from its file (which the sidecar
+// writes as the agent answers) each time the file changes. (Not opened as a
+// text document: the sidecar would keep it live through workspace/applyEdit,
+// and VS Code opens every text document with unsaved changes in an editor.)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ChatActions, ChatView } from './chatView';
 import { DiffReview } from './diffReview';
@@ -12,6 +15,30 @@ import { Permissions } from './permissions';
 import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from './text';
+
+/** The most of a transcript file the chat reads (its end): the document has it all. */
+const MAX_BYTES = 2 * 1024 * 1024;
+/** How long a burst of file events waits before the file is read (the sidecar writes in pieces). */
+const READ_DELAY_MS = 15;
+
+/** The end of a transcript file, from a turn's start, when the file is over MAX_BYTES. */
+async function readTail(file: string): Promise<string> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size <= MAX_BYTES) {
+      return (await handle.readFile()).toString('utf8');
+    }
+    const buffer = Buffer.alloc(MAX_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, MAX_BYTES, size - MAX_BYTES);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    const turn = text.search(/\n\n## (You|Agent)\n/);
+    const note = '_… Earlier turns are in the transcript document ("ACP: Open the session transcript document")._\n\n';
+    return note + (turn >= 0 ? text.slice(turn + 2) : '');
+  } finally {
+    await handle.close();
+  }
+}
 
 /** The most turn ids remembered as started (a long session's oldest go first). */
 const MAX_TURNS = 200;
@@ -42,8 +69,9 @@ function errorText(err: unknown): string {
 export class Controller implements ChatActions, vscode.Disposable {
   readonly permissions: Permissions;
   private readonly disposables: vscode.Disposable[] = [];
-  /** The transcript document the chat shows (its session's), once it is open. */
-  private document: { sessionId: string; uri: string } | undefined;
+  /** The transcript file the chat shows, watched (its directory: a rewritten file is seen too). */
+  private watched: { file: string; watcher: fs.FSWatcher; timer?: ReturnType<typeof setTimeout> } | undefined;
+  private reading: Promise<void> = Promise.resolve();
   /** Bumped whenever the chat follows another session: a document opened for an older one is not shown. */
   private generation = 0;
   /** Prompts sent from here whose answer has not come yet. */
@@ -75,22 +103,7 @@ export class Controller implements ChatActions, vscode.Disposable {
         this.permissions.onPermission(p);
       }),
       sidecar.onStarted(() => this.permissions.clear()),
-      vscode.workspace.onDidChangeTextDocument((e) => {
-        if (this.document && e.document.uri.toString() === this.document.uri) {
-          this.chat.setDocument(e.document.getText());
-          if (this.chat.live.shown(this.started)) {
-            this.chat.changed();
-          }
-        }
-      }),
-      vscode.workspace.onDidCloseTextDocument((d) => {
-        // VS Code disposes a document no editor shows after a while: open it again.
-        const shown = this.document;
-        if (shown && d.uri.toString() === shown.uri) {
-          this.document = undefined;
-          void this.openDocument(shown.sessionId, this.generation);
-        }
-      }),
+      { dispose: () => this.unwatch() },
     );
     this.onStatus(undefined);
   }
@@ -109,27 +122,67 @@ export class Controller implements ChatActions, vscode.Disposable {
     }
     this.started.clear();
     this.generation += 1;
-    this.document = undefined;
+    this.unwatch();
     void this.openDocument(sessionId, this.generation);
     this.chat.changed();
   }
 
-  /** Opens the session's transcript document (created when missing) and shows its text. */
+  /** Finds the session's transcript document (created when missing), shows it and follows its file. */
   private async openDocument(sessionId: string, generation: number): Promise<void> {
     try {
       const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
-      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(t.uri, true));
       if (generation !== this.generation) {
         return; // the chat follows another session by now
       }
-      this.document = { sessionId, uri: doc.uri.toString() };
-      this.chat.setDocument(doc.getText());
+      const file = vscode.Uri.parse(t.uri, true).fsPath;
+      const watcher = fs.watch(path.dirname(file), (_event, name) => {
+        if (!name || name.toString() === path.basename(file)) {
+          this.readSoon();
+        }
+      });
+      watcher.on('error', () => undefined); // the directory went away: nothing more to show
+      this.unwatch();
+      this.watched = { file, watcher };
+      this.readSoon();
     } catch (err) {
       if (generation === this.generation) {
         this.chat.live.note(`The conversation cannot be shown: ${errorText(err)}`, 'warning');
         this.chat.changed();
       }
     }
+  }
+
+  private unwatch(): void {
+    if (this.watched) {
+      clearTimeout(this.watched.timer);
+      this.watched.watcher.close();
+      this.watched = undefined;
+    }
+  }
+
+  /** Reads the watched file after a burst of changes; one read at a time, in order. */
+  private readSoon(): void {
+    const watched = this.watched;
+    if (!watched || watched.timer !== undefined) {
+      return;
+    }
+    watched.timer = setTimeout(() => {
+      watched.timer = undefined;
+      this.reading = this.reading.then(async () => {
+        let text: string;
+        try {
+          text = await readTail(watched.file);
+        } catch {
+          return; // not there (yet): the next change reads it
+        }
+        if (this.watched === watched) {
+          this.chat.setDocument(text);
+          if (this.chat.live.shown(this.started)) {
+            this.chat.changed();
+          }
+        }
+      });
+    }, READ_DELAY_MS);
   }
 
   private onTurn(p: TurnParams): void {
@@ -168,7 +221,7 @@ export class Controller implements ChatActions, vscode.Disposable {
         // A new sidecar: the old conversation can be reopened from the picker.
         this.chat.live.reset(null);
         this.generation += 1;
-        this.document = undefined;
+        this.unwatch();
         this.chat.setDocument(undefined);
         this.chat.changed();
       }
