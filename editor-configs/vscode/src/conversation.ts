@@ -20,9 +20,34 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
 }
 
-/** Markdown as HTML (markdown-it escapes any HTML in it and refuses javascript: links). */
+const DIFF_LINES: Array<[RegExp, string]> = [
+  [/^(\+\+\+|---) /, 'file'],
+  [/^\+/, 'add'],
+  [/^-/, 'del'],
+  [/^@@/, 'hunk'],
+];
+
+// A ```diff block (the sidecar shows a tool call's diffs so) with its lines coloured.
+const fence = md.renderer.rules.fence;
+md.renderer.rules.fence = (tokens, idx, options, env, self) => {
+  const token = tokens[idx];
+  if (token.info.trim() !== 'diff' || !fence) {
+    return fence ? fence(tokens, idx, options, env, self) : '';
+  }
+  const lines = token.content.replace(/\n$/, '').split('\n').map((line) => {
+    const kind = DIFF_LINES.find(([re]) => re.test(line))?.[1];
+    return kind ? `<span class="${kind}">${escapeHtml(line)}</span>` : escapeHtml(line);
+  });
+  return `<pre class="diff"><code>${lines.join('\n')}\n</code></pre>\n`;
+};
+
+/** Markdown as HTML (markdown-it escapes any HTML in it and refuses javascript: links); a plan's
+ * `- [x]` / `- [ ]` items as ticked and open boxes. */
 export function renderMarkdown(text: string): string {
-  return md.render(text);
+  return md
+    .render(text)
+    .replace(/<li>\[x\] /g, '<li class="task done">☑ ')
+    .replace(/<li>\[ \] /g, '<li class="task">☐ ');
 }
 
 /** The start of the prompt area (docs/protocol.md): the conversation ends before the last one. */

@@ -21,7 +21,9 @@ def test_notice_answer_tool_call_and_diff_show_in_the_chat(workbench: Workbench)
     workbench.milestone("empty-chat")
     workbench.chat_send("Explain README.md #slow=60 #notice=warning:Disk almost full | Free some space")
     # The answer streams: its first words show before the turn ends.
-    workbench.wait_until("the answer streaming", lambda: "at the root of your workspace" in workbench.chat_text())
+    workbench.wait_until(
+        "the answer streaming", lambda: "at the root of your workspace" in workbench.chat_text()
+    )
     workbench.wait_status(r"· running$")
     workbench.milestone("streaming")
     workbench.wait_status(r"· idle$", timeout=90.0)

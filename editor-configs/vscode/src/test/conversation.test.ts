@@ -42,3 +42,12 @@ test('HTML and images from the agent are text, never elements', () => {
   assert.ok(html.includes('&lt;b&gt;bold&lt;/b&gt;') && html.includes('&lt;img src=x'), html);
   assert.ok(!/<img|<b>|href="javascript/.test(html), html);
 });
+
+test('a diff block has its lines marked; a plan its boxes', () => {
+  const view = new RenderedConversation();
+  const diff = '## Agent\n\nDiff of `a.txt`:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+<b>\n```\n\n**Plan:**\n\n- [x] Read\n- [ ] Write\n\n';
+  const html = view.update(HEAD + diff + AREA).changed[0].html;
+  assert.ok(html.includes('<span class="file">--- a/a.txt</span>') && html.includes('<span class="hunk">@@ -1 +1,2 @@</span>'), html);
+  assert.ok(html.includes(' a\n<span class="add">+&lt;b&gt;</span>'), html);
+  assert.ok(html.includes('<li class="task done">☑ Read</li>') && html.includes('<li class="task">☐ Write</li>'), html);
+});
