@@ -228,6 +228,20 @@ function H.document_lines()
   return ok and lines or {}
 end
 
+--- The document's lines once one of them contains `text` (soft: the test's assertion says what
+--- it holds otherwise).
+function H.document_with(text, timeout_ms)
+  H.wait(("%q in the transcript document"):format(text), timeout_ms or 10000, function()
+    for _, line in ipairs(H.document_lines()) do
+      if line:find(text, 1, true) then
+        return true
+      end
+    end
+    return false
+  end, true)
+  return H.document_lines()
+end
+
 -- ------------------------------------------------------------ statusline
 
 --- Evaluate statusline expressions the way users write them.

@@ -66,8 +66,8 @@ def test_prompt_streams_into_the_chat_and_quit_leaves_no_process(nvim_env: NvimE
     assert first_line[:60] in joined, (first_line, transcript)
     # The prompt is shown once, under a "You" header, before the agent's answer.
     assert "## You" in transcript
-    assert joined.count(res["prompt"]) == 1
-    assert joined.index(res["prompt"]) < joined.index(first_line[:60])
+    assert transcript.count("    " + res["prompt"]) == 1, transcript  # as typed, an indented block
+    assert transcript.index("    " + res["prompt"]) < transcript.index("## Agent")
     assert "## Agent" in transcript
     name = res["transcript_name"]
     assert f"/transcripts/acp-sidecar-demo/{res['session_id']}" in name and name.endswith(".md"), name
