@@ -18,6 +18,7 @@ import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from '.
 
 /** The most of a transcript file the chat reads (its end): the document has it all. */
 const MAX_BYTES = 2 * 1024 * 1024;
+const CUT_STEP = 256 * 1024;
 /** How long a burst of file events waits before the file is read (the sidecar writes in pieces). */
 const READ_DELAY_MS = 15;
 
@@ -29,8 +30,11 @@ async function readTail(file: string): Promise<string> {
     if (size <= MAX_BYTES) {
       return (await handle.readFile()).toString('utf8');
     }
-    const buffer = Buffer.alloc(MAX_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, MAX_BYTES, size - MAX_BYTES);
+    // From a multiple of CUT_STEP: the cut moves only now and then, so the turns before the last
+    // one stay as they were (and are not rendered again) while the file grows.
+    const start = Math.ceil((size - MAX_BYTES) / CUT_STEP) * CUT_STEP;
+    const buffer = Buffer.alloc(size - start);
+    const { bytesRead } = await handle.read(buffer, 0, size - start, start);
     const text = buffer.subarray(0, bytesRead).toString('utf8');
     const turn = text.search(/\n\n## (You|Agent)\n/);
     const note = '_… Earlier turns are in the transcript document ("ACP: Open the session transcript document")._\n\n';

@@ -120,26 +120,37 @@ function kindOf(text: string): Part['kind'] {
 /** The rendered turns of one document; `update` renders only the turns whose text changed. */
 export class RenderedConversation {
   private texts: string[] = [];
+  /** The HTML of each turn shown, by its text (a turn that moved is not rendered again). */
+  private html = new Map<string, string>();
+
+  private render(text: string): string {
+    return this.html.get(text) ?? renderMarkdown(text);
+  }
 
   /** The parts that changed (index, html) and how many parts there are now. */
   update(document: string): { count: number; changed: Part[] } {
     const texts = splitTurns(conversationOf(document));
+    const html = new Map<string, string>();
     const changed: Part[] = [];
     texts.forEach((text, index) => {
+      const rendered = this.render(text);
+      html.set(text, rendered);
       if (this.texts[index] !== text) {
-        changed.push({ index, kind: kindOf(text), html: renderMarkdown(text) });
+        changed.push({ index, kind: kindOf(text), html: rendered });
       }
     });
     this.texts = texts;
+    this.html = html;
     return { count: texts.length, changed };
   }
 
   /** Every part again (a webview that was hidden and comes back). */
   all(): Part[] {
-    return this.texts.map((text, index) => ({ index, kind: kindOf(text), html: renderMarkdown(text) }));
+    return this.texts.map((text, index) => ({ index, kind: kindOf(text), html: this.render(text) }));
   }
 
   clear(): void {
     this.texts = [];
+    this.html.clear();
   }
 }
