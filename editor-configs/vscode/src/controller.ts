@@ -190,6 +190,7 @@ export class Controller implements ChatActions, vscode.Disposable {
   }
 
   private onTurn(p: TurnParams): void {
+    this.follow(p.sessionId);
     if (p.sessionId !== this.chat.live.sessionId || (p.state !== 'running' && p.state !== 'ended')) {
       return;
     }
