@@ -45,15 +45,23 @@ export interface Choice {
   name?: string | null;
 }
 
+/** One of the agent's `/` commands (`commands` of acp/status). */
+export interface AgentCommand {
+  name: string;
+  description: string;
+  hint: string | null;
+}
+
 export interface StatusParams {
   sessionId: string | null;
   title: string | null;
   state: AgentState | string;
   agent?: { name?: string | null; title?: string | null; version?: string | null } | null;
-  mode?: unknown;
+  mode?: string | null;
   modeId?: string | null;
   modes?: Choice[] | null;
-  model?: unknown;
+  commands?: AgentCommand[] | null;
+  model?: string | null;
   modelId?: string | null;
   models?: Choice[] | null;
   usage?: { used?: number; size?: number; cost?: { amount?: number; currency?: string } | null } | null;
