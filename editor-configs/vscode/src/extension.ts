@@ -8,6 +8,7 @@ import { Controller } from './controller';
 import { DiffReview } from './diffReview';
 import { toProposals } from './proposals';
 import { AcpCommand } from './protocol';
+import { Questions } from './questions';
 import { Sidecar } from './sidecar';
 
 let sidecar: Sidecar | undefined;
@@ -34,7 +35,8 @@ export function activate(context: vscode.ExtensionContext): void {
   controller = new Controller(running, chat, review, statusItem);
   const commands = new Commands(running, controller, chat);
   const ctl = controller;
-  context.subscriptions.push(log, statusItem, running, review, chat, ctl);
+  const questions = new Questions(running, log);
+  context.subscriptions.push(log, statusItem, running, review, chat, ctl, questions);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
 
   const register = (id: string, fn: (...args: unknown[]) => Promise<void>) =>
