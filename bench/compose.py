@@ -10,9 +10,10 @@ itself for the repository, `find -type f` for the plain folder (median of 3).
 
 `workspace/symbol` with S sessions in the title cache (1 000 and 10 000; 100 and 1 000 with
 --quick): the query that matches every session (answer bounded at 100), one that matches one
-session, and one that matches none (a full scan). Median of 9 after a first query (which
-makes the transcript documents of the sessions shown). Growth = time(10S) / time(S) / 10 per
-session in the cache: 1.0 is linear; target <= 1.5x.
+session, and one that matches none (a full scan). A first query (it makes the transcript
+documents of the sessions shown), then 9 more: best and median. Growth = best(10S) / best(S)
+/ 10, per session in the cache (best of 9: the load of a shared machine comes and goes):
+1.0 is linear; target <= 1.5x.
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ async def _mentions(tmp: Path, count: int, git: bool) -> dict[str, Any]:
                 offered |= {item["label"] for item in found["items"]}
         took, found = await _complete(editor, uri, line, "Explain @READ", version)
         readme = [item["label"] for item in found["items"]]
+        took, found = await _complete(editor, uri, line, "Explain @gen", version + 1)
+        offered |= {item["label"] for item in found["items"]}
     finally:
         await editor.close()
     lost = []
@@ -208,7 +211,8 @@ async def _symbols(tmp: Path, count: int) -> dict[str, Any]:
                 start = time.perf_counter()
                 again = await editor.client.request("workspace/symbol", {"query": query})
                 times.append(time.perf_counter() - start)
-            figures[f"{what}: ms"] = median(times) * 1000
+            figures[f"{what}: ms"] = min(times) * 1000  # best of 9: the machine is shared
+            figures[f"{what}: median_ms"] = median(times) * 1000
             figures[f"{what}: shown"] = len(again or [])
             figures[f"{what}: same"] = [s["name"] for s in first or []] == [s["name"] for s in again or []]
     finally:
@@ -269,6 +273,7 @@ async def compose(quick: bool) -> BenchResult:
             what,
             *(f"{symbols[n][f'{what}: first_ms']:.1f}" for n in sessions),
             *(f"{symbols[n][f'{what}: ms']:.1f}" for n in sessions),
+            *(f"{symbols[n][f'{what}: median_ms']:.1f}" for n in sessions),
             *(symbols[n][f"{what}: shown"] for n in sessions),
             f"{growth[what]:.2f}x",
         ]
@@ -278,13 +283,14 @@ async def compose(quick: bool) -> BenchResult:
         [
             "query",
             *(f"first ms @{n:,}" for n in sessions),
-            *(f"ms @{n:,}" for n in sessions),
+            *(f"best ms @{n:,}" for n in sessions),
+            *(f"median ms @{n:,}" for n in sessions),
             *(f"shown @{n:,}" for n in sessions),
             "growth per session",
         ],
         symbol_rows,
         f"7b. workspace/symbol, {small:,} and {big:,} sessions in the title cache "
-        "(median of 9 after the first)",
+        "(best and median of 9 after the first)",
     )
     worst = max(growth.values())
     git, plain = trees["git"], trees["plain"]
