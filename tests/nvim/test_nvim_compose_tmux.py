@@ -14,6 +14,11 @@ from tmux_nvim import TmuxNvim
 pytestmark = [pytest.mark.nvim, pytest.mark.editors]
 
 
+def left_pane(screen: str) -> str:
+    """The rows of the left window (or of a full-width one) joined, so a wrapped line reads whole."""
+    return "".join(row.split("│")[0] for row in screen.split("\n"))
+
+
 def pum_visible(vim: TmuxNvim) -> bool:
     return bool(json.loads(vim.lua("vim.fn.pumvisible() == 1")))
 
@@ -47,3 +52,39 @@ def test_at_offers_the_file_and_the_accepted_mention_goes_along_then_slash_offer
     vim.type("ti")
     vim.wait(lambda: not re.search(r"/help\s+Function", vim.screen()), "the menu filtered by what was typed")
     assert re.search(r"/title\s+Function", vim.screen()), vim.screen()
+
+
+def test_sessions_are_workspace_symbols_and_turns_document_symbols(vim: TmuxNvim) -> None:
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("i")
+    vim.type("#chunks=2 Fix the login bug")
+    vim.keys("C-s")
+    vim.wait_screen(r"ACP: Fix the login bug \[idle\]")
+    vim.keys("Escape")
+    vim.type(":AcpNew")
+    vim.keys("Enter")
+    vim.wait_screen(r"ACP: untitled \[idle\]")
+    vim.keys("i")
+    vim.type("#chunks=2 Write the docs")
+    vim.keys("C-s")
+    vim.wait_screen(r"ACP: Write the docs \[idle\]")
+    vim.keys("Escape")
+    vim.keys("C-w", "h")  # back to README.md
+    vim.type(":lua vim.lsp.buf.workspace_symbol('login')")
+    vim.keys("Enter")
+    # The quickfix list: the session whose title matches, at its conversation document.
+    screen = vim.wait_screen(r"\[Quickfix List\] Symbols matching 'login'")
+    unwrapped = left_pane(screen)  # a long path wraps
+    entry = r"acp-sidecar-demo/demo-[0-9a-f-]+\.md\|1 col 1\| \[Event\] Fix the login bug"
+    assert re.search(entry, unwrapped), screen
+    assert vim.lua("#vim.fn.getqflist()") == "1"  # not "Write the docs"
+    vim.keys("Enter")  # opens the session's conversation
+    vim.wait(lambda: vim.expr("getline(1)") == "# Fix the login bug", "the conversation opened")
+    vim.type(":lua vim.lsp.buf.document_symbol()")
+    vim.keys("Enter")
+    # The location list: its turns, by the prompt's first line.
+    vim.wait(
+        lambda: "md|4 col 1-7| [Event] #chunks=2 Fix the login bug" in left_pane(vim.screen()),
+        "the location list of the turns",
+    )
