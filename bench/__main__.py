@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 from .common import BenchResult, machine
+from .compose import compose
 from .latency import BEFORE_P50_MS, BEFORE_P99_MS, OLD_TARGET_P99_MS, TARGET_P50_MS, TARGET_P99_MS, latency
 from .memory import memory
 from .relay import editor_load, throughput
@@ -30,6 +31,7 @@ BENCHES: dict[str, Bench] = {
     "startup": startup,
     "titles": titles,
     "memory": memory,
+    "compose": compose,
 }
 
 
@@ -77,6 +79,12 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
             parts.append(f"initialize {f['ratio']:.2f}x bare pygls ({f['initialize_ms']:.0f} ms)")
         elif name == "titles":
             parts.append(f"titles growth {max(f['growth'].values()):.2f}x for 10x sessions")
+        elif name == "compose":
+            git, growth = f["trees"]["git"], max(f["growth"].values())
+            parts.append(
+                f"@ on {f['files']:,} files {git['cold_ms'] / git['baseline_ms']:.2f}x git ls-files, "
+                f"workspace/symbol growth {growth:.2f}x for 10x sessions"
+            )
         elif name == "memory":
             parts.append(f"peak RSS {f['mib']['big']:.0f} MiB after {f['chunks']:,} chunks")
         if not result.ok or result.lost:

@@ -52,6 +52,9 @@ async def default_reply(turn: Turn) -> None:
 def answer(turn: Turn, result: ReadResult | None) -> str:
     config = turn.record.config
     parts: list[str] = []
+    context = tools.context_blocks(turn)
+    if context:
+        parts.append(f"Context received: {'; '.join(context)}.")
     if result is None:
         parts.append(
             "I looked for a file to read but found none in your workspace, so this answer is general."

@@ -86,7 +86,8 @@ statuses change), a read tool call through ``fs/read_text_file`` (the first
 existing file under cwd that the prompt names in text, ``resource`` or
 ``resource_link`` blocks, else README*, else no read; a dot-less word such as
 ``Makefile`` names a file when cwd holds a file of exactly that name), 15-30 streamed
-``agent_message_chunk``s about that file, a ``usage_update``, and, on the
+``agent_message_chunk``s about that file (first "Context received: PATH (embedded, N lines);
+PATH (linked)." when the prompt has ``resource``/``resource_link`` blocks), a ``usage_update``, and, on the
 first prompt of an untitled session, a ``session_info_update`` with a title
 made of the prompt's first words (keywords removed).
 

@@ -57,6 +57,23 @@ def rel(turn: Turn, path: str) -> str:
     return os.path.relpath(path, turn.cwd) if _is_under(path, turn.cwd) else path
 
 
+def context_blocks(turn: Turn) -> list[str]:
+    """The prompt's context blocks as the answer reports them: `PATH (embedded, N lines)` for a
+    `resource` with text, `PATH (linked)` for a `resource_link` (PATH relative to cwd)."""
+    found = []
+    for block in turn.blocks:
+        if block["type"] == "resource" and isinstance(block.get("resource"), dict):
+            resource = block["resource"]
+            path = _path_from_uri(resource.get("uri")) or str(resource.get("uri"))
+            text = resource.get("text")
+            size = f"{len(text.splitlines())} lines" if isinstance(text, str) else "binary"
+            found.append(f"{rel(turn, path)} (embedded, {size})")
+        elif block["type"] == "resource_link":
+            path = _path_from_uri(block.get("uri")) or str(block.get("uri"))
+            found.append(f"{rel(turn, path)} (linked)")
+    return found
+
+
 def readme(turn: Turn) -> str | None:
     try:
         names = sorted(

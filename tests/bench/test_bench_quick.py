@@ -47,6 +47,11 @@ async def test_every_benchmark_runs_in_quick_mode_and_loses_nothing() -> None:
     assert set(memory) == {"idle", "mid", "big", "many", "fresh", "loaded"}
     assert all(mib > 0 for mib in memory.values())
 
+    compose = done["compose"].figures
+    assert set(compose["trees"]) == {"git", "plain"}
+    assert all(0 < tree["max_items"] <= 100 and tree["cold_ms"] > 0 for tree in compose["trees"].values())
+    assert set(compose["growth"]) == {"every session", "one session", "no session"}
+
     line = final_line(results)
     assert line.startswith("bench: ") and "\n" not in line
     assert len(printed) == len(BENCHES)

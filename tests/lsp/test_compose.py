@@ -164,7 +164,9 @@ async def test_mentions_are_linked_when_the_agent_takes_no_embedded_context(
     frames = state_dir / "frames.jsonl"
     env = {"ACP_DEMO_CAPS": "no-embedded"}
     async with open_editor("vscode", workspace, state_dir, extra_args=tee_args(frames), env=env) as ed:
-        await ed.prompt_and_wait("What does @src/app.py do?")
+        admitted, _ = await ed.prompt_and_wait("What does @src/app.py do?")
+        # The demo agent says what it received.
+        assert ed.text_of(admitted["turnId"]).startswith("Context received: src/app.py (linked). ")
     blocks = prompts_sent(frames)[-1]["prompt"]
     for block in blocks:
         assert_valid("ContentBlock", block)

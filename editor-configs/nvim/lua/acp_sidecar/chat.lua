@@ -244,6 +244,12 @@ local function chat_buffer(uri, sid, lsp_client)
   -- built-in LSP completion, opened by the trigger characters as you type).
   if lsp_client and vim.lsp.completion and vim.lsp.completion.enable then
     pcall(vim.lsp.completion.enable, true, lsp_client.id, b, { autotrigger = true })
+    local completeopt = config.get().chat.completeopt
+    if completeopt then
+      pcall(function() -- global-local since 0.11: your global value stays
+        vim.bo[b].completeopt = completeopt
+      end)
+    end
   end
   pcall(tidy, b)
   return b

@@ -42,6 +42,9 @@ M.defaults = {
     start_insert = false,
     -- Tell (vim.notify) when an answer finishes while no chat window shows it.
     notify_hidden = true,
+    -- 'completeopt' of the chat buffer, for the `/` and `@` completion of its input area: a
+    -- menu even for one match, nothing inserted before <C-y> (false: your own 'completeopt').
+    completeopt = "menu,menuone,noinsert,popup",
   },
   -- Permission requests: the plugin asks with vim.ui.select and shows an
   -- edit's diff for review (false: the sidecar's own dialog instead).
@@ -82,6 +85,9 @@ local function validate(opts)
   end
   if opts.chat.layout ~= "split" and opts.chat.layout ~= "float" then
     error('acp_sidecar.setup: option chat.layout must be "split" or "float"')
+  end
+  if opts.chat.completeopt ~= false and type(opts.chat.completeopt) ~= "string" then
+    error("acp_sidecar.setup: option chat.completeopt must be a 'completeopt' string or false")
   end
   if opts.cmd_env ~= nil and type(opts.cmd_env) ~= "table" then
     error("acp_sidecar.setup: option cmd_env must be a table")
