@@ -26,6 +26,9 @@ TERMINAL_METHODS = frozenset(
 # Session ids longer than this are refused (agents use UUIDs): a session's transcript document
 # names its id exactly in its header, and the header must stay small enough to identify it.
 MAX_SESSION_ID_CHARS = 1024
+# Agent notifications the sidecar does not know (qwen's `qwen/notify/session/mode-update`, vibe's
+# `_session/retrying`) are ignored and logged once per method name, for this many names at most.
+MAX_IGNORED_NAMES = 64
 
 JsonObj = dict[str, Any]
 
@@ -139,6 +142,7 @@ class AcpClient:
         self._max_frame = max_frame_bytes
         self.connection: JsonRpcConnection | None = None
         self.agent: AgentDescription | None = None
+        self._ignored: set[str] = set()  # unknown notifications logged already
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -189,7 +193,17 @@ class AcpClient:
             else:
                 log.warning("dropped a malformed session/update: %.300r", params)
         else:
-            log.info("ignored agent notification %s", method)
+            self._ignore(method)
+
+    def _ignore(self, method: str) -> None:
+        """An unknown notification: logged the first time its method is seen, then ignored quietly."""
+        if method in self._ignored or len(self._ignored) > MAX_IGNORED_NAMES:
+            return
+        self._ignored.add(method)
+        if len(self._ignored) > MAX_IGNORED_NAMES:
+            log.info("the agent sent more unknown notifications; those are ignored without a log line")
+            return
+        log.info("ignored the agent's notification %.200r (unknown here; said once per method)", method)
 
     async def _on_request(self, method: str, params: Any) -> Any:
         if not isinstance(params, dict):
