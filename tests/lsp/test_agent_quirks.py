@@ -82,7 +82,10 @@ async def test_unknown_requests_get_32601_and_unknown_notifications_are_logged_o
 ) -> None:
     async with quirky(workspace, state_dir, tmp_path) as (ed, log):
         sid = (await ed.command("acp.session.new"))["sessionId"]
-        mode_update = {"notify": "qwen/notify/session/mode-update", "params": {"sessionId": sid, "mode": "auto"}}
+        mode_update = {
+            "notify": "qwen/notify/session/mode-update",
+            "params": {"sessionId": sid, "mode": "auto"},
+        }
         steps = [
             {"chunk": "before "},
             # Qwen Code asks this mid-turn and waits for the answer before it goes on.
@@ -107,3 +110,123 @@ async def test_unknown_requests_get_32601_and_unknown_notifications_are_logged_o
     assert logged.count("qwen/notify/session/mode-update") == 1, logged
     assert logged.count("_session/retrying") == 1, logged
     assert "ignored the agent's notification 'qwen/notify/session/mode-update'" in logged
+
+
+async def test_a_chunk_outside_any_turn_is_kept_in_the_transcript(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    # pi-acp sends an agent_message_chunk right after session/new; other agents say more there.
+    after_new = [
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "\n"}},
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "Welcome back, 3 skills loaded"},
+        },
+    ]
+    async with quirky(workspace, state_dir, tmp_path, SCRIPTED_AFTER_NEW=json.dumps(after_new)) as (ed, _log):
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        outside = await ed.wait_for(
+            "acp/sessionUpdate", lambda u: "Welcome back" in json.dumps(u["update"].get("content"))
+        )
+        assert outside["sessionId"] == sid and outside["turnId"] is None and outside["replay"] is False
+        path = await transcript_path(ed, sid)
+        text = await wait_file(path, lambda t: "Welcome back, 3 skills loaded" in t)
+        admitted, _end = await ed.prompt_and_wait(json.dumps([{"chunk": "the answer"}]))
+        text = await wait_file(path, lambda t: "the answer" in t)
+        # In the order it came: before the first prompt, under the agent's heading.
+        body = text[text.index("-->\n") :]
+        assert body.index("## Agent") < body.index("Welcome back") < body.index("## You"), text
+        assert body.index("## You") < body.rindex("the answer"), text
+        assert text.count("Welcome back") == 1
+
+
+async def test_a_session_info_update_without_a_title_keeps_the_title(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    async with quirky(workspace, state_dir, tmp_path) as (ed, _log):
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        titled = {"update": {"sessionUpdate": "session_info_update", "title": "Fix auth timeout"}}
+        await scripted(ed, [titled])
+        info = await ed.wait_for("acp/sessionInfo", lambda i: i["title"] == "Fix auth timeout")
+        assert info["titleSource"] == "agent"
+        mark = ed.mark()
+        untitled = [
+            # pi-acp: `_meta` only, at each turn start and end.
+            {
+                "update": {
+                    "sessionUpdate": "session_info_update",
+                    "_meta": {"piAcp": {"running": True, "queueDepth": 0}},
+                }
+            },
+            # Cline and fast-agent: `updatedAt` only.
+            {"update": {"sessionUpdate": "session_info_update", "updatedAt": "2026-12-02T10:00:00Z"}},
+            {
+                "update": {
+                    "sessionUpdate": "session_info_update",
+                    "_meta": {"piAcp": {"running": False, "queueDepth": 0}},
+                }
+            },
+        ]
+        await scripted(ed, untitled)
+        await ed.wait_for(
+            "acp/sessionInfo", lambda i: i["sessionId"] == sid and i["updatedAt"] is not None, start=mark
+        )
+        status = await ed.command("acp.status")
+        assert status["title"] == "Fix auth timeout", status
+        infos = [p for _, m, p in ed.notes[mark:] if m == "acp/sessionInfo" and p["sessionId"] == sid]
+        assert infos and all(i["title"] == "Fix auth timeout" for i in infos), infos
+        listed = await ed.command("acp.session.list")
+        assert [s["title"] for s in listed["sessions"] if s["sessionId"] == sid] == ["Fix auth timeout"]
+        path = await transcript_path(ed, sid)
+        assert (await wait_file(path, lambda t: t.startswith("# "))).startswith("# Fix auth timeout")
+
+
+async def test_auth_methods_null_or_empty_still_starts_the_agent(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    for auth in ("null", "[]"):  # agentpool answers null (not even a list); Vibe, Agentao, Auggie []
+        async with quirky(workspace, state_dir, tmp_path, SCRIPTED_AUTH=auth) as (ed, _log):
+            status = await ed.command("acp.status")
+            assert status["agent"]["name"] == "scripted-agent" and status["state"] == "idle", status
+            await ed.command("acp.session.new")
+            _admitted, end = await ed.prompt_and_wait(json.dumps([{"chunk": "fine"}]))
+            assert end["stopReason"] == "end_turn"
+            try:
+                await ed.command("acp.authenticate", "login")
+            except Exception as exc:  # pytest-lsp raises the LSP error as it came
+                assert "unknown auth method 'login'; the agent offers: none" in str(exc), exc
+            else:
+                raise AssertionError("authenticate with no method offered succeeded")
+
+
+async def test_an_empty_end_turn_says_no_answer(workspace: Path, state_dir: Path, tmp_path: Path) -> None:
+    # Kimi with a broken provider: the model error is swallowed, the turn ends `end_turn` with nothing.
+    async with quirky(workspace, state_dir, tmp_path) as (ed, _log):
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        silent, end = await ed.prompt_and_wait("[]")
+        assert end["stopReason"] == "end_turn" and end["error"] is None
+        assert end["answered"] is False, end
+        answered, end = await ed.prompt_and_wait(json.dumps([{"chunk": "here it is"}]))
+        assert end["answered"] is True, end
+        # Only what the agent sends for the turn counts: a title alone is no answer.
+        titled, end = await ed.prompt_and_wait(
+            json.dumps([{"update": {"sessionUpdate": "session_info_update", "title": "Silent"}}])
+        )
+        assert end["answered"] is False, end
+        for turn in (silent, answered, titled):
+            queued, running = ed.turn_events(turn["turnId"])[:2]
+            assert "answered" not in queued and "answered" not in running
+        path = await transcript_path(ed, sid)
+        text = await wait_file(path, lambda t: "here it is" in t and t.count("_No answer") == 2)
+        ends = re.findall(r"^_(.*) · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d_$", text, re.M)
+        assert ends == [
+            "No answer: the agent ended the turn without a reply (end_turn)",
+            "Turn ended (end_turn)",
+            "No answer: the agent ended the turn without a reply (end_turn)",
+        ], text
+        progress = await ended_progress(ed, "acp-turn", 3)
+        assert sorted(p[-1].message for p in progress) == [
+            "end_turn",
+            "no answer (end_turn)",
+            "no answer (end_turn)",
+        ]
