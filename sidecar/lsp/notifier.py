@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..core.turns import no_answer
 from ..tasks import OwnedTasks
 from .coalesce import Coalescer
 from .live_events import LiveEvents
@@ -108,19 +109,25 @@ class Notifier:
         self.port.notify("acp/sessionUpdate", params)
 
     def on_turn(
-        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+        self,
+        session_id: str,
+        turn_id: str,
+        state: str,
+        stop_reason: str | None,
+        error: JsonObj | None,
+        answered: bool | None = None,
     ) -> None:
         self.coalescer.flush()
-        self.port.notify(
-            "acp/turn",
-            {
-                "sessionId": session_id,
-                "turnId": turn_id,
-                "state": state,
-                "stopReason": stop_reason,
-                "error": error,
-            },
-        )
+        params: JsonObj = {
+            "sessionId": session_id,
+            "turnId": turn_id,
+            "state": state,
+            "stopReason": stop_reason,
+            "error": error,
+        }
+        if answered is not None:  # the turn ended: whether the agent sent anything for it
+            params["answered"] = answered
+        self.port.notify("acp/turn", params)
         if state == "running" and self.port.caps.progress:
             progress = TurnProgress(self.port, turn_id, self.port.session_title(session_id))
             self.progress[turn_id] = progress
@@ -130,7 +137,7 @@ class Notifier:
             ended = self.progress.pop(turn_id, None)
             self._progress_session.pop(turn_id, None)
             if ended is not None:
-                ended.finish(stop_reason, error)
+                ended.finish(stop_reason, error, no_answer=no_answer(stop_reason, error, answered))
             self.live.turn_ended(session_id, stop_reason)
             if error is not None:
                 failed = f"ACP turn failed: {error.get('message')}"

@@ -100,8 +100,10 @@ class TurnProgress:
             self._last = text
             self._queue.put_nowait(text)
 
-    def finish(self, stop_reason: str | None, error: JsonObj | None) -> None:
+    def finish(self, stop_reason: str | None, error: JsonObj | None, no_answer: bool = False) -> None:
         message = f"failed: {error.get('message')}" if error else (stop_reason or "ended")
+        if no_answer:
+            message = f"no answer ({message})"
         self._queue.put_nowait((_END, message))
 
     async def run(self) -> None:

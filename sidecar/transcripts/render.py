@@ -167,12 +167,15 @@ class Renderer:
             self._model = model_id
             self._setting("Model", name or model_id, "M:" + digest(model_id))
 
-    def turn_ended(self, stop_reason: str | None, error: JsonObj | None = None) -> None:
+    def turn_ended(
+        self, stop_reason: str | None, error: JsonObj | None = None, no_answer: bool = False
+    ) -> None:
+        """`no_answer`: the agent sent nothing for the turn (core/turns.py decides)."""
         self._close_open()
         self._flush_plan()
         self._live_prompt = None
         self._start(_KEEP)
-        self._emit(turn_end_line(stop_reason, error, self._clock()))
+        self._emit(turn_end_line(stop_reason, error, self._clock(), no_answer))
         self._finish(None)
 
     def terminal(self, markdown: str) -> None:
