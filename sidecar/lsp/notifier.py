@@ -16,7 +16,7 @@ from ..core.turns import no_answer
 from ..tasks import OwnedTasks
 from .coalesce import Coalescer
 from .live_events import LiveEvents
-from .progress import TurnProgress
+from .progress import AgentStartProgress, TurnProgress
 
 if TYPE_CHECKING:
     from ..core.session import PermissionRequest
@@ -76,6 +76,7 @@ class Notifier:
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
         self.live = LiveEvents(port, tasks)
+        self.starting = AgentStartProgress(port, tasks, lambda: self.port.caps.progress)
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
         self._permissions = permissions
@@ -150,6 +151,7 @@ class Notifier:
         self.coalescer.flush()
         self.port.notify("acp/status", status)
         self._status_diagnostic.status(status)
+        self.starting.on_status(status)
 
     def on_session_info(self, info: JsonObj) -> None:
         self.coalescer.flush()
@@ -202,7 +204,8 @@ class Notifier:
         self.port.log_message(kind, message)
 
     def on_error(self, message: str) -> None:
-        self.port.show_message(types.MessageType.Error, message)
+        # After a start progress's end: Helix writes that end into the message line too.
+        self.starting.after_end(lambda: self.port.show_message(types.MessageType.Error, message))
 
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
         if self.transcripts is not None:

@@ -59,16 +59,26 @@ def sent_frames(frames: Path) -> list[dict[str, Any]]:
 
 @asynccontextmanager
 async def quirky(
-    workspace: Path, state_dir: Path, tmp_path: Path, profile: str = "neovim", **env: str
+    workspace: Path,
+    state_dir: Path,
+    tmp_path: Path,
+    profile: str = "neovim",
+    wait_idle: bool = True,
+    tee: bool = True,
+    **env: str,
 ) -> AsyncIterator[tuple[Editor, Path]]:
     """A sidecar with the scripted agent behind a tee (env: its SCRIPTED_* quirks); the frames'
-    log is validated when it ends."""
+    log is validated when it ends. `tee` False: no tee (it would outlive an agent that dies)."""
     frames = tmp_path / "frames.jsonl"
     log = tmp_path / "sidecar.log"
-    args = ["--agent", f"{PY} {TEE} {frames} {PY} {SCRIPTED}", "--log-file", str(log), "--log-level", "INFO"]
-    async with open_editor(profile, workspace, state_dir, env=env, extra_args=args) as ed:
+    agent = f"{PY} {TEE} {frames} {PY} {SCRIPTED}" if tee else f"{PY} {SCRIPTED}"
+    args = ["--agent", agent, "--log-file", str(log), "--log-level", "INFO"]
+    async with open_editor(
+        profile, workspace, state_dir, env=env, extra_args=args, wait_idle=wait_idle
+    ) as ed:
         yield ed, log
-    sent_frames(frames)
+    if tee:
+        sent_frames(frames)
 
 
 def answers_to(frames: list[dict[str, Any]], requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -230,3 +240,46 @@ async def test_an_empty_end_turn_says_no_answer(workspace: Path, state_dir: Path
             "no answer (end_turn)",
             "no answer (end_turn)",
         ]
+
+
+async def test_a_slow_start_shows_progress_and_commands_wait_for_it(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    # OpenCode takes 5-20 s to answer initialize (Kilo 13-18 s): the editor shows it starting.
+    async with quirky(workspace, state_dir, tmp_path, SCRIPTED_INIT_DELAY="3") as (ed, _log):
+        progress = await ended_progress(ed, "acp-agent-start", 1)
+        assert len(progress) == 1
+        begin, *_reports, end = progress[0]
+        assert (begin.kind, begin.title) == ("begin", "Starting agent")
+        assert begin.message.endswith("…"), begin
+        assert end.kind == "end" and end.message == "scripted-agent ready", end
+        starting = [s for s in ed.of("acp/status") if s["state"] == "starting"]
+        assert starting and "starting" in starting[0]["text"]
+        await ed.command("acp.session.new")
+        _admitted, end_turn = await ed.prompt_and_wait(json.dumps([{"chunk": "hello"}]))
+        assert end_turn["stopReason"] == "end_turn"
+
+
+async def test_a_command_sent_while_the_agent_starts_waits_for_it(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    async with quirky(workspace, state_dir, tmp_path, SCRIPTED_INIT_DELAY="3", wait_idle=False) as (ed, _log):
+        await ed.wait_for("acp/status", lambda s: s["state"] == "starting")
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        assert sid == "scripted-1"
+        progress = await ended_progress(ed, "acp-agent-start", 1)
+        assert progress[0][-1].message == "scripted-agent ready"
+
+
+async def test_an_agent_that_fails_to_start_ends_the_progress_with_why(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    # It dies before it answers initialize (its authMethods are not JSON): the progress ends, and
+    # the message that says why comes after that end (Helix shows both in one line).
+    async with quirky(
+        workspace, state_dir, tmp_path, wait_idle=False, tee=False, SCRIPTED_INIT_DELAY="2", SCRIPTED_AUTH="{"
+    ) as (ed, _log):
+        progress = await ended_progress(ed, "acp-agent-start", 1)
+        assert progress[0][-1].message == "failed", progress
+        why = await ed.wait_message(lambda m: "the agent exited (code 1)" in m)
+        assert "JSONDecodeError" in why, why
