@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import __version__
-from .errors import AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
+from .errors import METHOD_NOT_FOUND, AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
 from .jsonrpc import JsonRpcConnection
 from .process import AgentProcess
 
@@ -29,6 +29,10 @@ MAX_SESSION_ID_CHARS = 1024
 # Agent notifications the sidecar does not know (qwen's `qwen/notify/session/mode-update`, vibe's
 # `_session/retrying`) are ignored and logged once per method name, for this many names at most.
 MAX_IGNORED_NAMES = 64
+# Agents that rename a session only through a method of their own, by `agentInfo.name` (none
+# advertises it): the method, called with `session/set_title`'s params after that is -32601.
+# Mistral Vibe's answers `{}` and then sends `session_info_update` with the title.
+VENDOR_SET_TITLE = {"@mistralai/mistral-vibe": "_session/set_title"}
 
 JsonObj = dict[str, Any]
 
@@ -106,6 +110,16 @@ class AgentDescription:
     def can_set_title(self) -> bool:
         """`session/set_title` (unstable ACP), offered as `sessionCapabilities.title`."""
         return isinstance(self._session_caps().get("title"), dict)
+
+    @property
+    def vendor_set_title(self) -> str | None:
+        """The agent's own rename method (VENDOR_SET_TITLE), recognised by its name."""
+        return VENDOR_SET_TITLE.get(self.name or "")
+
+    @property
+    def can_rename(self) -> bool:
+        """A rename without a prompt: `session/set_title`, or the agent's own method."""
+        return self.can_set_title or self.vendor_set_title is not None
 
     @property
     def can_embed_context(self) -> bool:
@@ -347,10 +361,25 @@ class AcpClient:
         return sessions, False
 
     async def set_title(self, session_id: str, title: str) -> str:
-        """`session/set_title` (unstable): the title the agent stored (it may normalise it)."""
-        self._require(self._described().can_set_title, "session/set_title")
+        """`session/set_title` (unstable): the title the agent stored (it may normalise it).
+
+        For an agent with a rename method of its own (`vendor_set_title`) the standard method is
+        still tried first, every time; only when it is -32601 is the agent's own method called.
+        """
+        agent = self._described()
+        vendor = agent.vendor_set_title
+        self._require(agent.can_rename, "session/set_title")
         params = {"sessionId": session_id, "title": title}
-        result = _obj(await self._call("session/set_title", params), "session/set_title")
+        try:
+            result = _obj(await self._call("session/set_title", params), "session/set_title")
+        except RemoteError as exc:
+            if vendor is None or exc.code != METHOD_NOT_FOUND:
+                raise
+            log.info("session/set_title is -32601; renaming through %s (%s)", vendor, agent.name)
+            answer = await self._call(vendor, params)
+            result = answer if isinstance(answer, dict) else {}
+            stored = result.get("title")  # Vibe answers {}: it stored the title as sent
+            return stored if isinstance(stored, str) else title
         stored = result.get("title")
         if not isinstance(stored, str):
             raise RemoteError(-32603, "the agent's session/set_title answer has no title")

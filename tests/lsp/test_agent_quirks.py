@@ -283,3 +283,71 @@ async def test_an_agent_that_fails_to_start_ends_the_progress_with_why(
         assert progress[0][-1].message == "failed", progress
         why = await ed.wait_message(lambda m: "the agent exited (code 1)" in m)
         assert "JSONDecodeError" in why, why
+
+
+def renamed(ed: Editor, sid: str, start: int) -> Any:
+    return ed.wait_for(
+        "acp/sessionInfo",
+        lambda i: i["sessionId"] == sid and i["renameState"] not in ("pending", None),
+        start=start,
+    )
+
+
+async def test_mistral_vibe_is_renamed_through_its_own_method_after_the_standard_one(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    vibe = {"SCRIPTED_INFO": json.dumps(VIBE_INFO), "SCRIPTED_VENDOR_TITLE": "1"}
+    async with quirky(workspace, state_dir, tmp_path, **vibe) as (ed, _log):
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        for title in ("Fix auth timeout", "Second name"):
+            mark = ed.mark()
+            result = await ed.command("acp.session.rename", title)
+            assert result == {"sessionId": sid, "requestedTitle": title}
+            info = await renamed(ed, sid, mark)
+            assert (info["title"], info["titleSource"], info["renameState"]) == (title, "user", "confirmed")
+            # No rename prompt: no turn at all.
+            assert not [n for n in ed.notes[mark:] if n[1] == "acp/turn"]
+        status = await ed.wait_for("acp/status", lambda s: s["title"] == "Second name")
+        assert status["agent"]["title"] == "Mistral Vibe"
+        # Vibe's own session_info_update (after its answer) leaves the user's title as it is.
+        _admitted, _end = await ed.prompt_and_wait(json.dumps([{"chunk": "ok"}]))
+        listed = await ed.command("acp.session.list")
+        entry = next(s for s in listed["sessions"] if s["sessionId"] == sid)
+        assert (entry["title"], entry["titleSource"]) == ("Second name", "user")
+    sent = sent_frames(tmp_path / "frames.jsonl")
+    renames = [(f["method"], f["params"]) for f in sent if f.get("method", "").endswith("session/set_title")]
+    # The standard method first, every time; the vendor's only after it is -32601.
+    assert renames == [
+        ("session/set_title", {"sessionId": sid, "title": "Fix auth timeout"}),
+        ("_session/set_title", {"sessionId": sid, "title": "Fix auth timeout"}),
+        ("session/set_title", {"sessionId": sid, "title": "Second name"}),
+        ("_session/set_title", {"sessionId": sid, "title": "Second name"}),
+    ]
+    assert not [f for f in sent if f.get("method") == "session/prompt" and "_meta" in f["params"]]
+
+
+async def test_a_vibe_without_the_vendor_method_and_other_agents_are_renamed_by_prompt(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    cases = [
+        # An older Vibe: both methods are -32601, so the rename prompt it is (nothing lost).
+        ({"SCRIPTED_INFO": json.dumps(VIBE_INFO)}, ["session/set_title", "_session/set_title"]),
+        # Any other agent: neither method is tried (it offers no `sessionCapabilities.title`).
+        ({"SCRIPTED_VENDOR_TITLE": "1"}, []),
+    ]
+    for index, (env, tried) in enumerate(cases):
+        run = tmp_path / f"run-{index}"
+        run.mkdir()
+        async with quirky(workspace, state_dir / str(index), run, **env) as (ed, _log):
+            sid = (await ed.command("acp.session.new"))["sessionId"]
+            mark = ed.mark()
+            await ed.command("acp.session.rename", "Fix auth timeout")
+            turn = await ed.wait_for("acp/turn", lambda t: t["state"] == "ended", start=mark)
+            info = await renamed(ed, sid, mark)
+            # The scripted agent does not answer a rename prompt: keep_local keeps the title.
+            assert (info["title"], info["renameState"]) == ("Fix auth timeout", "unconfirmed"), info
+            assert turn["sessionId"] == sid
+        sent = sent_frames(run / "frames.jsonl")
+        methods = [f["method"] for f in sent if f.get("method", "").endswith("session/set_title")]
+        assert methods == tried
+        assert [f for f in sent if f.get("method") == "session/prompt" and "_meta" in f["params"]]
