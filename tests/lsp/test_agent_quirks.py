@@ -18,6 +18,9 @@ from typing import Any
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_agent_events import ended_progress
 from tests.lsp.test_permissions_files import scripted
+from tests.lsp.test_terminals import agent_session
+from tests.lsp.test_terminals import error_of as terminal_error
+from tests.lsp.test_terminals import request as terminal_request
 from tests.lsp.test_transcripts import transcript_path, wait_file
 from tests.schema_check import assert_valid
 
@@ -351,3 +354,30 @@ async def test_a_vibe_without_the_vendor_method_and_other_agents_are_renamed_by_
         methods = [f["method"] for f in sent if f.get("method", "").endswith("session/set_title")]
         assert methods == tried
         assert [f for f in sent if f.get("method") == "session/prompt" and "_meta" in f["params"]]
+
+
+async def test_agentpool_probes_and_writes_through_the_clients_terminal(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    # agentpool runs its probes and its file writes through terminal/*, whatever the client said:
+    # the sidecar offers terminals (validate_frames checks `terminal: true`), so they simply work,
+    # confined to the session's directories; a terminal method that does not exist is -32601.
+    async with agent_session(workspace, state_dir, tmp_path) as agent:
+        probes = {
+            "uname -s": "Linux\n",
+            "test -e .claude/skills && echo yes || echo no": "no\n",
+            "printf 'written by the agent\\n' > notes.txt && echo done": "done\n",
+        }
+        for script, expected in probes.items():
+            tid = await agent.create("sh", "-c", script)
+            status = await agent.call("terminal/wait_for_exit", tid)
+            assert status == {"exitCode": 0, "signal": None}, (script, status)
+            assert (await agent.call("terminal/output", tid))["output"] == expected
+            await agent.call("terminal/release", tid)
+        assert (workspace / "notes.txt").read_text() == "written by the agent\n"
+        answers = await agent.run(
+            terminal_request("terminal/resize", agent.sid, terminalId="term-1", cols=80),
+            terminal_request("terminal/create", agent.sid, command="sh", args=["-c", "true"], cwd="/"),
+        )
+        assert answers[0]["error"] == {"code": -32601, "message": "method not found: terminal/resize"}
+        assert "outside the session" in terminal_error(answers[1])
