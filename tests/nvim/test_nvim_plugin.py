@@ -220,6 +220,39 @@ def test_transcript_renders_stream(nvim_bin: str, tmp_path: Path) -> None:
     assert (res["ft"], res["bt"], res["modifiable"]) == ("markdown", "nofile", False)
 
 
+def test_a_turn_without_an_answer_says_so(nvim_bin: str, tmp_path: Path) -> None:
+    res = run_lua(
+        nvim_bin,
+        r"""
+        require("acp_sidecar").setup({ cmd = { "/nonexistent/acp-sidecar" } })
+        local h = require("acp_sidecar.handlers")
+        local tr = require("acp_sidecar.transcript")
+        local notes = {}
+        vim.notify = function(msg) table.insert(notes, msg) end
+        local ctx = { client_id = 1 }
+        h.status(nil, { sessionId = "s1", title = "T", state = "idle" }, ctx)
+        tr.open()
+        for i, answered in ipairs({ false, true }) do
+          local id = "t" .. i
+          h.turn(nil, { sessionId = "s1", turnId = id, state = "running" }, ctx)
+          if answered then
+            h.session_update(nil, { sessionId = "s1", turnId = id, replay = false, update = {
+              sessionUpdate = "agent_message_chunk", content = { type = "text", text = "here" } } }, ctx)
+          end
+          h.turn(nil, { sessionId = "s1", turnId = id, state = "ended", stopReason = "end_turn",
+                        error = vim.NIL, answered = answered }, ctx)
+        end
+        return { lines = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false), notes = notes }
+        """,
+        tmp_path,
+    )
+    assert "_no answer: the agent ended the turn without a reply_" in res["lines"], res["lines"]
+    assert sum("no answer" in line for line in res["lines"]) == 1, res["lines"]
+    gave = [n for n in res["notes"] if "the agent gave no answer" in n]
+    answered = [n for n in res["notes"] if "the agent answered" in n]
+    assert len(gave) == 1 and len(answered) == 1, res["notes"]
+
+
 def test_transcript_is_bounded(nvim_bin: str, tmp_path: Path) -> None:
     res = run_lua(
         nvim_bin,

@@ -327,6 +327,9 @@ export class ChatModel {
     if (p.stopReason && p.stopReason !== 'end_turn') {
       return [this.note(`The turn ended: ${p.stopReason}`, p.stopReason === 'cancelled' ? 'info' : 'warning')];
     }
+    if (p.answered === false) {
+      return [this.note('No answer: the agent ended the turn without a reply', 'warning')];
+    }
     return [];
   }
 

@@ -517,7 +517,7 @@ function M.on_update(params)
   end
 end
 
---- acp/turn: {sessionId, turnId, state, stopReason, error}
+--- acp/turn: {sessionId, turnId, state, stopReason, error, answered}
 function M.on_turn(params)
   local id = params.turnId ~= nil and params.turnId ~= vim.NIL and tostring(params.turnId) or nil
   if not id then
@@ -536,6 +536,8 @@ function M.on_turn(params)
         d:note("turn failed: " .. msg)
       elseif params.stopReason ~= nil and params.stopReason ~= vim.NIL and params.stopReason ~= "end_turn" then
         d:note("turn ended: " .. tostring(params.stopReason))
+      elseif params.answered == false then
+        d:note("no answer: the agent ended the turn without a reply")
       else
         d:close_text()
       end

@@ -39,6 +39,18 @@ test('a prompt typed here shows once: the agent echo of it is dropped', () => {
   assert.equal(m.running, false);
 });
 
+test('a turn the agent ended without sending anything says no answer', () => {
+  const m = new ChatModel();
+  m.sessionId = 's1';
+  m.turn({ sessionId: 's1', turnId: 't1', state: 'running' });
+  m.turn({ sessionId: 's1', turnId: 't1', state: 'ended', stopReason: 'end_turn', error: null, answered: false });
+  m.turn({ sessionId: 's1', turnId: 't2', state: 'running' });
+  m.update(upd('t2', { sessionUpdate: 'agent_message_chunk', content: text('Answer') }));
+  m.turn({ sessionId: 's1', turnId: 't2', state: 'ended', stopReason: 'end_turn', error: null, answered: true });
+  const notes = m.all().filter((i) => i.kind === 'note').map((i) => (i.kind === 'note' ? i.text : ''));
+  assert.deepEqual(notes, ['No answer: the agent ended the turn without a reply']);
+});
+
 test('a refused prompt says why; a queued one says its position', () => {
   const m = new ChatModel();
   m.localPrompt('a');
