@@ -20,7 +20,10 @@ export const PROPOSED_SCHEME = 'acp-proposed';
 /** Read-only left sides: the agent's old text on a conflict, or nothing for a new file. */
 const ORIGINAL_SCHEME = 'acp-original';
 const SAVE_DELAY_MS = 300;
-const SAVE_TRIES = 30; // about 10 s: on a loaded machine VS Code may refuse several in a row
+// About four minutes: on a loaded machine VS Code may refuse (or fail) several saves in a row,
+// and a proposal left unsaved makes closing its tab ask "save?" for a file that is not on disk.
+const SAVE_TRIES = 120;
+const SAVE_MAX_DELAY_MS = 2000;
 
 export interface Review {
   /** Unique per proposal (a permission request or a tool call, and the file). */
@@ -177,17 +180,21 @@ export class DiffReview implements vscode.TextDocumentContentProvider, vscode.Di
   }
 
   private async saveNow(doc: vscode.TextDocument): Promise<void> {
-    // A save can answer false while VS Code still handles the last change: tried again, a few times.
+    // A save can answer false, or fail, while VS Code still handles the last change: tried
+    // again, backing off, for as long as the proposal is open and unsaved.
+    let delay = SAVE_DELAY_MS;
     for (let tries = 0; tries < SAVE_TRIES && doc.isDirty && !doc.isClosed; tries++) {
       try {
         if (await doc.save()) {
           return;
         }
       } catch (err) {
-        this.log.appendLine(`diff review: could not keep the proposal ${doc.uri.toString()}: ${err instanceof Error ? err.message : String(err)}`);
-        return;
+        if (tries === 0) {
+          this.log.appendLine(`diff review: could not keep the proposal ${doc.uri.toString()} (trying again): ${err instanceof Error ? err.message : String(err)}`);
+        }
       }
-      await new Promise((resolve) => setTimeout(resolve, SAVE_DELAY_MS));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, SAVE_MAX_DELAY_MS);
     }
     if (doc.isDirty && !doc.isClosed) {
       this.log.appendLine(`diff review: VS Code kept refusing to keep the proposal ${doc.uri.toString()}; it stays unsaved`);
