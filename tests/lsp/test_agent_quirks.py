@@ -151,6 +151,8 @@ async def test_a_chunk_outside_any_turn_is_kept_in_the_transcript(
         assert body.index("## Agent") < body.index("Welcome back") < body.index("## You"), text
         assert body.index("## You") < body.rindex("the answer"), text
         assert text.count("Welcome back") == 1
+        # pi's "\n" alone starts no section of its own, and no blank lines before the words.
+        assert body.count("## Agent") == 2 and "## Agent\n\nWelcome back" in body, text
 
 
 async def test_a_session_info_update_without_a_title_keeps_the_title(
