@@ -145,7 +145,7 @@ async def test_a_chunk_outside_any_turn_is_kept_in_the_transcript(
         path = await transcript_path(ed, sid)
         text = await wait_file(path, lambda t: "Welcome back, 3 skills loaded" in t)
         admitted, _end = await ed.prompt_and_wait(json.dumps([{"chunk": "the answer"}]))
-        text = await wait_file(path, lambda t: "the answer" in t)
+        text = await wait_file(path, lambda t: "_Turn ended" in t)
         # In the order it came: before the first prompt, under the agent's heading.
         body = text[text.index("-->\n") :]
         assert body.index("## Agent") < body.index("Welcome back") < body.index("## You"), text
