@@ -193,7 +193,8 @@ async def test_a_session_info_update_without_a_title_keeps_the_title(
         listed = await ed.command("acp.session.list")
         assert [s["title"] for s in listed["sessions"] if s["sessionId"] == sid] == ["Fix auth timeout"]
         path = await transcript_path(ed, sid)
-        assert (await wait_file(path, lambda t: t.startswith("# "))).startswith("# Fix auth timeout")
+        header = await wait_file(path, lambda t: t.startswith("# Fix auth timeout\n"))
+        assert "Untitled" not in header
 
 
 async def test_auth_methods_null_or_empty_still_starts_the_agent(
