@@ -298,7 +298,7 @@ def _replace_in(parent: int, path: Path, data: bytes, mode: int | None) -> None:
         os.fsync(parent)  # the rename itself survives a crash
 
 
-def replace_exactly(path: Path, expected: str, content: str, roots: Sequence[str] = ()) -> str | None:
+def replace_exactly(path: Path, expected: str | None, content: str, roots: Sequence[str] = ()) -> str | None:
     """Write `content` over the file only if it holds exactly `expected`; the file as found
     (None: no file). Read and write follow each other at once, so the window in which another
     program's change could be lost is as short as it can be without locks."""

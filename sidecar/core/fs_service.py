@@ -73,6 +73,14 @@ class FileService:
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         return {}
 
+    async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
+        """Write `text` to `path` (admitted inside the session's roots) only while the file holds
+        `expected` (None: no file), through the very directory checked; True when written."""
+        session = self._session(session_id)
+        real = resolve_inside(path, session.roots)
+        found = await self._replace_exactly(session.session_id, real, expected, text)
+        return found == expected
+
     async def mention_contexts(self, session: Session, text: str) -> list[PromptContext]:
         """The files a prompt mentions (`@path`), as context: each inside the session's folders,
         its open buffer first (unsaved text included), UTF-8 text only. The first one that cannot
@@ -101,7 +109,9 @@ class FileService:
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
 
-    async def _replace_exactly(self, session_id: str, path: Path, expected: str, text: str) -> str | None:
+    async def _replace_exactly(
+        self, session_id: str, path: Path, expected: str | None, text: str
+    ) -> str | None:
         """Write `text` only if the file holds exactly `expected`, read and written in one step
         of the file thread; the file as it was found."""
         return await self._ops.run(

@@ -23,6 +23,8 @@ class EngineOptions:
     transcript_max_bytes: int = 4 << 20  # the bound of one transcript document
     transcripts_durable: bool = True  # fsync every transcript write
     queue_bound: int = 16
+    # How long the agent's question (elicitation/create) waits for the user before it is cancelled.
+    elicitation_timeout: float = 600.0
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
     max_restarts: int = 5

@@ -182,7 +182,12 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     diffs = engine.tool_call_diffs(args.session_id, args.tool_call_id)
     if not ls.caps.apply_edit:
         raise JsonRpcException(message="the editor does not support workspace/applyEdit", code=-32006)
-    return {"applied": await ls.files.apply_diffs(diffs)}
+    session_id = args.session_id
+
+    async def write_closed(path: str, expected: str | None, text: str) -> bool:
+        return await engine.write_closed_file(session_id, path, expected, text)
+
+    return {"applied": await ls.files.apply_diffs(diffs, write_closed)}
 
 
 @command("acp.edit.proposals", "EditApply")
@@ -198,6 +203,13 @@ async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -
         engine.respond_permission(args.request_id, args.option_id or "")
     else:
         await engine.respond_permission_with_edits(args.request_id, args.option_id or "", args.edits)
+    return {}
+
+
+@command("acp.elicitation.respond", "ElicitationRespond", "elicitationId", in_order=False)
+async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond) -> Any:
+    engine = await ls.ready_engine()
+    engine.respond_elicitation(args.elicitation_id, args.action or "accept", args.content)
     return {}
 
 

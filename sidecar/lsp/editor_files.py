@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .ports import EditorPort
 
 JsonObj = dict[str, Any]
+# (path, the text the diffs were fitted to or None for no file, the new text) -> written
+WriteClosed = Callable[[str, str | None, str], Awaitable[bool]]
 
 
 class EditFailed(Exception):
@@ -73,37 +75,29 @@ class EditorFiles:
 
     # ------------------------------------------------------------------ writing
     async def write_via_editor(self, path: Path, content: str) -> bool:
-        """True when the editor applied it; False when the engine should write to disk itself;
-        raises (SidecarError) when the editor rejected it or did not answer."""
+        """True when the editor applied it to the open document; False when the engine should write
+        to disk itself (no such open document, or no applyEdit); raises (SidecarError) when the
+        editor rejected it or did not answer. A closed file is never sent to the editor as a
+        create-file edit: the editor would write it by path, following a symlink the agent may have
+        put in place of a parent since the sidecar checked it."""
         caps = self.port.caps
-        if not caps.apply_edit:
+        doc = self.document_for(path) if caps.apply_edit else None
+        if doc is None:
             return False
-        doc = self.document_for(path)
-        workspace = self.port.workspace
-        if doc is not None:
-            edit = whole_file_edit(
-                doc.uri,
-                doc.source,
-                content,
-                workspace,
-                document_changes=caps.document_changes,
-                create_ok=False,
-                version=doc.version if caps.document_changes else None,
-            )
-        elif caps.document_changes and caps.create_files:
-            old = await asyncio.to_thread(_read_if_file, path)
-            edit = whole_file_edit(
-                path.as_uri(), old, content, workspace, document_changes=True, create_ok=True
-            )
-        else:
-            return False
+        edit = whole_file_edit(
+            doc.uri,
+            doc.source,
+            content,
+            self.port.workspace,
+            document_changes=caps.document_changes,
+            create_ok=False,
+            version=doc.version if caps.document_changes else None,
+        )
         if edit is None:
             return False
         try:
             await self.apply_edit(edit, f"Agent: write {path.name}")
         except EditFailed as exc:
-            from ..core.errors import SidecarError  # loaded with the engine, which calls this
-
             raise SidecarError(-32603, str(exc)) from None
         return True
 
@@ -125,26 +119,41 @@ class EditorFiles:
     async def diff_edit(
         self, path: str, diffs: Sequence[Mapping[str, Any]]
     ) -> tuple[Fit, types.WorkspaceEdit | None]:
-        """How a tool call's diffs of one file fit its current text (open buffer first), and the
-        WorkspaceEdit that writes the result when they apply (`core.diff_apply`)."""
-        uri, current = await self.current(Path(path))
+        """How a tool call's diffs of one file fit its current text (open buffer first), and, for an
+        open document, the WorkspaceEdit that writes the result when they apply (`core.diff_apply`).
+        A closed file gets no edit: the sidecar writes it (`apply_diffs`)."""
+        doc = self.document_for(Path(path))
+        current = doc.source if doc is not None else await asyncio.to_thread(_read_if_file, Path(path))
         proposal = apply_diffs(current, diffs)
-        if proposal.fit is not Fit.APPLIES or proposal.text is None:
+        if proposal.fit is not Fit.APPLIES or proposal.text is None or doc is None:
             return proposal.fit, None
         caps = self.port.caps
         edit = whole_file_edit(
-            uri,
+            doc.uri,
             current,
             proposal.text,
             self.port.workspace,
             document_changes=caps.document_changes,
-            create_ok=caps.create_files,
+            create_ok=False,
         )
         return proposal.fit, edit
 
-    async def apply_diffs(self, diffs: list[JsonObj]) -> bool:
-        """Apply each file's diffs not applied yet; False when one does not fit or is rejected."""
+    async def apply_diffs(self, diffs: list[JsonObj], write_closed: WriteClosed) -> bool:
+        """Apply each file's diffs not applied yet: an open document through the editor, a closed
+        file by `write_closed(path, expected, text)` (the sidecar's own write, only while the file
+        holds `expected`). False when one does not fit, is rejected or changed meanwhile."""
         for path, group in by_path(diffs).items():
+            doc = self.document_for(Path(path))
+            if doc is None:
+                current = await asyncio.to_thread(_read_if_file, Path(path))
+                proposal = apply_diffs(current, group)
+                if proposal.fit is Fit.APPLIED:
+                    continue  # e.g. the agent wrote it already
+                if proposal.fit is not Fit.APPLIES or proposal.text is None:
+                    return False
+                if not await write_closed(path, current, proposal.text):
+                    return False
+                continue
             fit, edit = await self.diff_edit(path, group)
             if fit is Fit.APPLIED:
                 continue  # e.g. the agent wrote it, or the code action's own edit did

@@ -64,6 +64,46 @@ async def test_racing_swapper_gets_nothing_through_the_sidecar(
     assert refusals and not odd, odd[:5]
 
 
+async def test_racing_swapper_gets_nothing_created_through_the_editor(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """With VS Code's capabilities (documentChanges, create): the agent writes closed files while
+    it swaps their parent for a symlink out of the workspace. An editor carries out a create-file
+    edit by path, following the symlink, as this one does; so the sidecar must write closed files
+    itself, through the directory it checked, and send the editor nothing."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sub = workspace / "sub"
+    sub.mkdir()
+    tries = 300
+    steps = [{"write": str(sub / f"w{i % 5}.txt"), "content": f"AGENT {i}\n"} for i in range(tries)]
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+
+        async def by_path(params: Any) -> Any:
+            from lsprotocol import types
+            from pygls.uris import to_fs_path
+
+            for change in params.edit.document_changes or []:
+                if isinstance(change, types.TextDocumentEdit):
+                    path = Path(to_fs_path(change.text_document.uri) or "")
+                    path.write_text("".join(e.new_text for e in change.edits))  # follows symlinks
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        ed.edit_applier = by_path
+        await ed.command("acp.session.new")
+        with swapping(sub, outside, 200):
+            results = await scripted(ed, steps, timeout=240)
+    assert len(results) == tries, "every request answered"
+    escaped = sorted(p.name for p in outside.iterdir())
+    FIGURES["files: racing swapper writes of closed files (editor capable of creating files)"] += tries
+    FIGURES["files: escaped (files written outside the workspace)"] += len(escaped)
+    assert not escaped, escaped[:5]
+    assert not ed.applied_edits, "closed files are written by the sidecar, not by the editor"
+    answers = [results[i] for i in range(tries)]
+    assert any("result" in r for r in answers), "some got through"
+    assert _stray(workspace, outside) == []
+
+
 async def test_fifo_socket_and_device_never_hang_the_sidecar(
     workspace: Path, state_dir: Path, tmp_path: Path
 ) -> None:

@@ -129,21 +129,43 @@ async def test_writes_to_open_documents_go_through_apply_edit(
 
 @pytest.mark.parametrize("profile", PROFILES)
 async def test_writes_to_closed_files(profile: str, workspace: Path, state_dir: Path) -> None:
+    """A file the editor has not open is written by the sidecar itself, through the very directory
+    it checked (an atomic write, no temp file left), never as a create-file edit the editor would
+    carry out by path (an agent could swap a parent for a symlink in between)."""
     async with open_editor(profile, workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
         await ed.command("acp.session.new")
         new_file = workspace / "new" / "file.txt"
         results = await scripted(ed, [{"write": str(new_file), "content": "hello ✓\n"}])
         assert results[0] == {"result": {}}
-        if profile == "neovim":
-            # No documentChanges in Neovim's capabilities: an atomic write to disk.
-            assert not ed.applied_edits
-            assert new_file.read_text() == "hello ✓\n"
-            assert not [p for p in new_file.parent.iterdir() if p.name.endswith(".tmp")]
-        else:
-            assert len(ed.applied_edits) == 1
-            changes = ed.applied_edits[0].edit.document_changes
-            assert isinstance(changes[0], types.CreateFile)
-            assert changes[1].edits[0].new_text == "hello ✓\n"
+        assert not ed.applied_edits
+        assert new_file.read_text() == "hello ✓\n"
+        assert not [p for p in new_file.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+async def test_apply_to_a_closed_file_is_written_by_the_sidecar(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
+    """`acp.edit.apply` for a file the editor has not open: written by the sidecar only while the
+    file still holds what the diff was fitted to; an open file goes through the editor."""
+    async with open_editor(profile, workspace, state_dir) as ed:
+        ed.hold_message_requests = True
+        await ed.command("acp.session.new")
+        readme = workspace / "README.md"
+        before = readme.read_text()
+        admitted = await ed.command("acp.prompt", "#edit add a line")
+        pending = await ed.wait_for("acp/permission", lambda p: p["state"] == "pending")
+        target = {"sessionId": admitted["sessionId"], "toolCallId": pending["toolCall"]["toolCallId"]}
+        assert await ed.command("acp.edit.apply", target) == {"applied": True}
+        assert not ed.applied_edits, "a closed file is not the editor's to write"
+        after = readme.read_text()
+        assert after.startswith(before) and "Edited by the acp-sidecar demo agent" in after
+        # Already applied: nothing to do, still true.
+        assert await ed.command("acp.edit.apply", target) == {"applied": True}
+        assert readme.read_text() == after
+        reject = {"requestId": pending["requestId"], "optionId": "reject-once"}
+        await ed.command("acp.permission.respond", reject)
+        await ed.wait_turn_end(admitted["turnId"])
 
 
 def _option_titles(params: types.ShowMessageRequestParams) -> list[str]:
