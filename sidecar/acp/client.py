@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import __version__
-from .errors import AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
+from .errors import METHOD_NOT_FOUND, AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
 from .jsonrpc import JsonRpcConnection
 from .process import AgentProcess
 
@@ -26,6 +26,13 @@ TERMINAL_METHODS = frozenset(
 # Session ids longer than this are refused (agents use UUIDs): a session's transcript document
 # names its id exactly in its header, and the header must stay small enough to identify it.
 MAX_SESSION_ID_CHARS = 1024
+# Agent notifications the sidecar does not know (qwen's `qwen/notify/session/mode-update`, vibe's
+# `_session/retrying`) are ignored and logged once per method name, for this many names at most.
+MAX_IGNORED_NAMES = 64
+# Agents that rename a session only through a method of their own, by `agentInfo.name` (none
+# advertises it): the method, called with `session/set_title`'s params after that is -32601.
+# Mistral Vibe's answers `{}` and then sends `session_info_update` with the title.
+VENDOR_SET_TITLE = {"@mistralai/mistral-vibe": "_session/set_title"}
 
 JsonObj = dict[str, Any]
 
@@ -107,6 +114,16 @@ class AgentDescription:
         return isinstance(self._session_caps().get("title"), dict)
 
     @property
+    def vendor_set_title(self) -> str | None:
+        """The agent's own rename method (VENDOR_SET_TITLE), recognised by its name."""
+        return VENDOR_SET_TITLE.get(self.name or "")
+
+    @property
+    def can_rename(self) -> bool:
+        """A rename without a prompt: `session/set_title`, or the agent's own method."""
+        return self.can_set_title or self.vendor_set_title is not None
+
+    @property
     def can_embed_context(self) -> bool:
         return self._prompt_caps().get("embeddedContext") is True
 
@@ -141,6 +158,7 @@ class AcpClient:
         self._max_frame = max_frame_bytes
         self.connection: JsonRpcConnection | None = None
         self.agent: AgentDescription | None = None
+        self._ignored: set[str] = set()  # unknown notifications logged already
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
@@ -193,7 +211,17 @@ class AcpClient:
         elif method == "elicitation/complete" and isinstance(params, dict):
             self.handler.complete_elicitation(params)
         else:
-            log.info("ignored agent notification %s", method)
+            self._ignore(method)
+
+    def _ignore(self, method: str) -> None:
+        """An unknown notification: logged the first time its method is seen, then ignored quietly."""
+        if method in self._ignored or len(self._ignored) > MAX_IGNORED_NAMES:
+            return
+        self._ignored.add(method)
+        if len(self._ignored) > MAX_IGNORED_NAMES:
+            log.info("the agent sent more unknown notifications; those are ignored without a log line")
+            return
+        log.info("ignored the agent's notification %.200r (unknown here; said once per method)", method)
 
     async def _on_request(self, method: str, params: Any) -> Any:
         if not isinstance(params, dict):
@@ -341,10 +369,25 @@ class AcpClient:
         return sessions, False
 
     async def set_title(self, session_id: str, title: str) -> str:
-        """`session/set_title` (unstable): the title the agent stored (it may normalise it)."""
-        self._require(self._described().can_set_title, "session/set_title")
+        """`session/set_title` (unstable): the title the agent stored (it may normalise it).
+
+        For an agent with a rename method of its own (`vendor_set_title`) the standard method is
+        still tried first, every time; only when it is -32601 is the agent's own method called.
+        """
+        agent = self._described()
+        vendor = agent.vendor_set_title
+        self._require(agent.can_rename, "session/set_title")
         params = {"sessionId": session_id, "title": title}
-        result = _obj(await self._call("session/set_title", params), "session/set_title")
+        try:
+            result = _obj(await self._call("session/set_title", params), "session/set_title")
+        except RemoteError as exc:
+            if vendor is None or exc.code != METHOD_NOT_FOUND:
+                raise
+            log.info("session/set_title is -32601; renaming through %s (%s)", vendor, agent.name)
+            answer = await self._call(vendor, params)
+            result = answer if isinstance(answer, dict) else {}
+            stored = result.get("title")  # Vibe answers {}: it stored the title as sent
+            return stored if isinstance(stored, str) else title
         stored = result.get("title")
         if not isinstance(stored, str):
             raise RemoteError(-32603, "the agent's session/set_title answer has no title")

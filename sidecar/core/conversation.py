@@ -28,7 +28,7 @@ from . import errors
 from .context import EngineContext
 from .daemon_worker import DaemonWorker
 from .session import Session
-from .turns import Turn
+from .turns import Turn, no_answer
 from .updates import Update
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,8 @@ class Conversations:
             return  # never sent (cancelled in the queue): the document has nothing of it
         conversation.prompted.discard(turn.turn_id)
         renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
-        self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error), urgent=True)
+        silent = no_answer(stop, error, turn.answered)
+        self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error, silent), urgent=True)
 
     def terminal_output(self, session: Session, markdown: str) -> None:
         """A shown client terminal's new output or its end (Markdown from core/terminals.py)."""

@@ -15,6 +15,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from ..acp import AcpClient
+from ..acp.errors import METHOD_NOT_FOUND
 from ..tasks import OwnedTasks
 from . import errors
 from .agent_names import AgentIdentity
@@ -325,8 +326,8 @@ class Engine:
         return {"killed": await self.terminals.kill_session(session.session_id)}
 
     async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
-        """`session/set_title` when the agent offers it (any session the title cache knows), else a
-        rename prompt queued in the session."""
+        """`session/set_title` when the agent offers it, or its own rename method (any session the
+        title cache knows), else a rename prompt queued in the session."""
         session: Session | None = None
         if isinstance(session_id, str) and session_id not in self.registry.by_id:
             target = session_id  # not loaded here: set_title may still rename it
@@ -335,13 +336,19 @@ class Engine:
             target = session.session_id
         requested = self.titles.validate_user_title(title)
         client = await self.supervisor.ensure()
-        if self.supervisor.agent is not None and self.supervisor.agent.can_set_title:
+        agent = self.supervisor.agent
+        if agent is not None and agent.can_rename:
 
             async def set_title(sid: str, wanted: str) -> str:
                 return await self.supervisor.call(client.set_title(sid, wanted))
 
-            await self.titles.rename_by_agent(target, requested, set_title)
-            return {"sessionId": target, "requestedTitle": requested}
+            try:
+                await self.titles.rename_by_agent(target, requested, set_title)
+                return {"sessionId": target, "requestedTitle": requested}
+            except errors.SidecarError as exc:
+                if agent.can_set_title or exc.code != METHOD_NOT_FOUND:
+                    raise
+                # Its own method is missing too (an older version): a rename prompt, as for any agent.
         if session is None:
             raise errors.unknown_session(target)
         blocks, meta = rename_prompt(requested)

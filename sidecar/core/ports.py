@@ -27,7 +27,13 @@ class EngineListener(Protocol):
 
     def on_session_update(self, routed: Routed) -> None: ...
     def on_turn(
-        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+        self,
+        session_id: str,
+        turn_id: str,
+        state: str,
+        stop_reason: str | None,
+        error: JsonObj | None,
+        answered: bool | None = None,
     ) -> None: ...
     def on_status(self, status: JsonObj) -> None: ...
     def on_session_info(self, info: JsonObj) -> None: ...

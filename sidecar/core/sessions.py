@@ -244,6 +244,8 @@ class Sessions:
             and turn.consume_echo(update.text)
         ):
             return
+        if turn is not None:
+            turn.took(kind)
         # The session's own state first, then everyone who reacts (Engine._subscribe).
         call: JsonObj | None = None
         changed = False

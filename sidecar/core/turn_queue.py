@@ -28,7 +28,13 @@ STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cance
 
 class TurnEvents(Protocol):
     def on_turn(
-        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+        self,
+        session_id: str,
+        turn_id: str,
+        state: str,
+        stop_reason: str | None,
+        error: JsonObj | None,
+        answered: bool | None = None,
     ) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
 
@@ -133,7 +139,7 @@ class TurnQueue:
     def end(self, session: Session, turn: Turn, stop: str | None, error: JsonObj | None) -> None:
         """End a turn; only its first end counts (and is told)."""
         if turn.end(stop, error):
-            self._events.on_turn(session.session_id, turn.turn_id, "ended", stop, error)
+            self._events.on_turn(session.session_id, turn.turn_id, "ended", stop, error, turn.answered)
             self._bus.publish(TurnEnded(session, turn))
             self._emit_status()
 

@@ -25,6 +25,18 @@ _ALLOWED = {
 }
 
 
+# What the agent sends that answers a turn; a rename turn is also answered by a title.
+ANSWER_KINDS = frozenset(
+    ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan")
+)
+
+
+def no_answer(stop_reason: str | None, error: JsonObj | None, answered: bool | None) -> bool:
+    """A turn the agent ended normally without sending anything for it: shown as "no answer"
+    (some agents swallow a model error this way, e.g. Kimi CLI with a broken provider)."""
+    return answered is False and error is None and stop_reason == "end_turn"
+
+
 class TurnKind(StrEnum):
     PROMPT = "prompt"
     RENAME = "rename"
@@ -45,6 +57,8 @@ class Turn:
     # True from the moment session/prompt is sent until its answer arrives:
     # a cancel is only ever sent inside this window.
     in_flight: bool = False
+    # The agent sent something for this turn (see ANSWER_KINDS); False at its end: "no answer".
+    answered: bool = False
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
     def advance(self, new: TurnState) -> bool:
@@ -66,6 +80,11 @@ class Turn:
         self.stop_reason = stop_reason
         self.error = error
         return self.advance(TurnState.ENDED)
+
+    def took(self, kind: str | None) -> None:
+        """An update of `kind` arrived for this turn."""
+        if kind in ANSWER_KINDS or (self.kind is TurnKind.RENAME and kind == "session_info_update"):
+            self.answered = True
 
     def consume_echo(self, text: str) -> bool:
         """True when `text` is the agent echoing our own prompt: drop it."""

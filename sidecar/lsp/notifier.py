@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..core.turns import no_answer
 from ..tasks import OwnedTasks
 from .coalesce import Coalescer
 from .live_events import LiveEvents
-from .progress import TurnProgress
+from .progress import AgentStartProgress, TurnProgress
 
 if TYPE_CHECKING:
     from ..core.elicitations import Elicitation
@@ -78,6 +79,7 @@ class Notifier:
         self.coalescer = Coalescer(self._send_update)
         self.progress: dict[str, TurnProgress] = {}
         self.live = LiveEvents(port, tasks)
+        self.starting = AgentStartProgress(port, tasks, lambda: self.port.caps.progress)
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
         self._permissions = permissions
@@ -112,19 +114,25 @@ class Notifier:
         self.port.notify("acp/sessionUpdate", params)
 
     def on_turn(
-        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+        self,
+        session_id: str,
+        turn_id: str,
+        state: str,
+        stop_reason: str | None,
+        error: JsonObj | None,
+        answered: bool | None = None,
     ) -> None:
         self.coalescer.flush()
-        self.port.notify(
-            "acp/turn",
-            {
-                "sessionId": session_id,
-                "turnId": turn_id,
-                "state": state,
-                "stopReason": stop_reason,
-                "error": error,
-            },
-        )
+        params: JsonObj = {
+            "sessionId": session_id,
+            "turnId": turn_id,
+            "state": state,
+            "stopReason": stop_reason,
+            "error": error,
+        }
+        if answered is not None:  # the turn ended: whether the agent sent anything for it
+            params["answered"] = answered
+        self.port.notify("acp/turn", params)
         if state == "running" and self.port.caps.progress:
             progress = TurnProgress(self.port, turn_id, self.port.session_title(session_id))
             self.progress[turn_id] = progress
@@ -134,7 +142,7 @@ class Notifier:
             ended = self.progress.pop(turn_id, None)
             self._progress_session.pop(turn_id, None)
             if ended is not None:
-                ended.finish(stop_reason, error)
+                ended.finish(stop_reason, error, no_answer=no_answer(stop_reason, error, answered))
             self.live.turn_ended(session_id, stop_reason)
             if error is not None:
                 failed = f"ACP turn failed: {error.get('message')}"
@@ -147,6 +155,7 @@ class Notifier:
         self.coalescer.flush()
         self.port.notify("acp/status", status)
         self._status_diagnostic.status(status)
+        self.starting.on_status(status)
 
     def on_session_info(self, info: JsonObj) -> None:
         self.coalescer.flush()
@@ -203,7 +212,8 @@ class Notifier:
         self.port.log_message(kind, message)
 
     def on_error(self, message: str) -> None:
-        self.port.show_message(types.MessageType.Error, message)
+        # After a start progress's end: Helix writes that end into the message line too.
+        self.starting.after_end(lambda: self.port.show_message(types.MessageType.Error, message))
 
     def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
         if self.transcripts is not None:

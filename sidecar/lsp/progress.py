@@ -1,4 +1,5 @@
-"""One work-done progress per running turn: begin, report, end, strictly in that order."""
+"""One work-done progress per running turn: begin, report, end, strictly in that order; and one
+while the agent takes long to start ("Starting agent")."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from ..tasks import OwnedTasks
+
 if TYPE_CHECKING:
     from ..core.updates import Routed, Update
     from .ports import ProgressPort
@@ -18,6 +21,9 @@ log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 _END = object()
+# An agent start that takes longer than this (OpenCode answers initialize after 5-20 s) is shown as
+# a progress; a quicker one shows nothing.
+START_PROGRESS_AFTER = 1.0
 
 
 def _text(value: Any) -> str | None:
@@ -100,8 +106,10 @@ class TurnProgress:
             self._last = text
             self._queue.put_nowait(text)
 
-    def finish(self, stop_reason: str | None, error: JsonObj | None) -> None:
+    def finish(self, stop_reason: str | None, error: JsonObj | None, no_answer: bool = False) -> None:
         message = f"failed: {error.get('message')}" if error else (stop_reason or "ended")
+        if no_answer:
+            message = f"no answer ({message})"
         self._queue.put_nowait((_END, message))
 
     async def run(self) -> None:
@@ -128,3 +136,51 @@ class TurnProgress:
                 return
             if not self.server.stopping:
                 progress.report(self.token, types.WorkDoneProgressReport(message=clean(str(item), 200)))
+
+
+class AgentStartProgress:
+    """ "Starting agent" while the agent (re)starts for more than START_PROGRESS_AFTER seconds.
+
+    It follows `acp/status`: it begins once the state has been `starting` that long (if the client
+    shows progress), and ends when the state leaves `starting`: "NAME ready", or "failed" (the
+    error itself is a message, sent after that end: `after_end`).
+    """
+
+    def __init__(self, server: ProgressPort, tasks: OwnedTasks, enabled: Callable[[], bool]) -> None:
+        self.server = server
+        self._tasks = tasks
+        self._enabled = enabled
+        self._waiting: asyncio.Task[None] | None = None
+        self._shown: TurnProgress | None = None  # begun, not finished yet
+        self._last: TurnProgress | None = None  # the latest one, finished or not
+
+    def on_status(self, status: JsonObj) -> None:
+        agent = status.get("agent")
+        agent = agent if isinstance(agent, dict) else {}
+        name = _text(agent.get("title")) or _text(agent.get("name")) or "agent"
+        if status.get("state") == "starting":
+            if self._waiting is None and self._shown is None and self._enabled():
+                self._waiting = self._tasks.spawn(self._show_later(name), "progress-agent-start")
+            return
+        if self._waiting is not None:  # started quickly: nothing to show
+            self._waiting.cancel()
+            self._waiting = None
+        shown, self._shown = self._shown, None
+        if shown is not None:
+            failed = status.get("state") in ("error", "disconnected")
+            shown.finish("failed" if failed else f"{name} ready", None)
+
+    async def _show_later(self, name: str) -> None:
+        await asyncio.sleep(START_PROGRESS_AFTER)
+        self._waiting = None  # from here on it is shown, and ended by the next status
+        progress = self._shown = self._last = TurnProgress(
+            self.server, "agent-start", "Starting agent", f"{name}…"
+        )
+        await progress.run()
+
+    def after_end(self, send: Callable[[], None]) -> None:
+        """Run `send` once the latest start progress has ended in the editor (at once if none)."""
+        if self._last is None:
+            send()
+        else:
+            self._last.after_end(send)

@@ -44,6 +44,7 @@ MAX_DIFF_LINES = 4000
 MAX_DIFF_OUTPUT = 64 * 1024
 MAX_LOCATIONS = 10
 MAX_PLAN_ENTRIES = 50
+NO_ANSWER = "No answer: the agent ended the turn without a reply"
 STOP_WORDS = {
     "end_turn": "Turn ended",
     "max_tokens": "Stopped at the token limit",
@@ -345,13 +346,15 @@ def local_time(now: datetime) -> str:
     return now.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def turn_end_line(stop_reason: str | None, error: JsonObj | None, now: datetime) -> str:
+def turn_end_line(
+    stop_reason: str | None, error: JsonObj | None, now: datetime, no_answer: bool = False
+) -> str:
     when = local_time(now)
     if error is not None:
         message = inline(one_line(error.get("message"), 500)) or "unknown error"
         return f"_Turn failed · {when}_ **Error:** {message}\n"
     reason = one_line(stop_reason, 40) or "end_turn"
-    words = STOP_WORDS.get(reason, "Turn ended")
+    words = NO_ANSWER if no_answer else STOP_WORDS.get(reason, "Turn ended")
     return f"_{words} ({inline(reason)}) · {when}_\n"
 
 

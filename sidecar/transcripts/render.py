@@ -76,6 +76,10 @@ class Renderer:
         self._trailing: int | None = None  # newlines ending what was written (None: unknown)
         self._section: str | None = None
         self._open: MessageState | None = None
+        # Blank text that would begin a message (role, messageId, text): held until the message
+        # says something; a message of blank text only is not shown (pi-acp greets a session
+        # with "\n"), and a message's leading blank lines are not shown either.
+        self._blank_start: tuple[str, str | None, str] | None = None
         self._tools: OrderedDict[str, ToolState] = OrderedDict()
         self._pending_plan: list[JsonObj] | None = None  # the turn's latest plan, not shown yet
         self._mode: str | None = None
@@ -167,12 +171,15 @@ class Renderer:
             self._model = model_id
             self._setting("Model", name or model_id, "M:" + digest(model_id))
 
-    def turn_ended(self, stop_reason: str | None, error: JsonObj | None = None) -> None:
+    def turn_ended(
+        self, stop_reason: str | None, error: JsonObj | None = None, no_answer: bool = False
+    ) -> None:
+        """`no_answer`: the agent sent nothing for the turn (core/turns.py decides)."""
         self._close_open()
         self._flush_plan()
         self._live_prompt = None
         self._start(_KEEP)
-        self._emit(turn_end_line(stop_reason, error, self._clock()))
+        self._emit(turn_end_line(stop_reason, error, self._clock(), no_answer))
         self._finish(None)
 
     def terminal(self, markdown: str) -> None:
@@ -299,6 +306,7 @@ class Renderer:
         return BlockState(self._after_top, after_blank=True)
 
     def _close_open(self) -> None:
+        self._blank_start = None
         message, self._open = self._open, None
         if message is None:
             return
@@ -327,18 +335,52 @@ class Renderer:
             or message.role != role
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
-            self._start("agent")
-            message = self._open = MessageState(role, message_id)
-            # Right after our heading or one of our paragraphs no container is open: the
-            # escaper can treat indented lines as code and fences there as top-level ones.
-            message.escaper = MarkdownEscaper(self._text_state())
-            if role == "thought":
-                self._emit("> _Thinking:_ ")
+            text = (
+                content.get("text") if isinstance(content, dict) and content.get("type") == "text" else None
+            )
+            if not isinstance(text, str):
+                self._start_message(role, message_id)
+                self._chunk_text(self._open_message(), role, content)
+                return
+            # Blank text that would begin a message is held until the message says something.
+            held = self._blank_start
+            lead = held[2] if held is not None and held[0] == role and held[1] in (None, message_id) else ""
+            whole = lead + text
+            if not whole.strip():
+                self._blank_start = (role, message_id, whole)
+                return
+            self._start_message(role, message_id)
+            message = self._open_message()
+            # Hashed as sent (a replay may send it in one piece); its leading blank lines not shown.
+            blank = whole[: len(whole) - len(whole.lstrip())]
+            shown = whole[max(blank.rfind("\n"), blank.rfind("\r")) + 1 :]
+            message.hasher.update(whole[: len(whole) - len(shown)])
+            self._feed(message, role, shown)
+            return
+        self._chunk_text(message, role, content)
+
+    def _open_message(self) -> MessageState:
+        assert self._open is not None
+        return self._open
+
+    def _start_message(self, role: str, message_id: str | None) -> None:
+        self._start("agent")
+        message = self._open = MessageState(role, message_id)
+        # Right after our heading or one of our paragraphs no container is open: the
+        # escaper can treat indented lines as code and fences there as top-level ones.
+        message.escaper = MarkdownEscaper(self._text_state())
+        if role == "thought":
+            self._emit("> _Thinking:_ ")
+
+    def _chunk_text(self, message: MessageState, role: str, content: object) -> None:
         if not isinstance(content, dict):
             return
         text = content.get("text") if content.get("type") == "text" else None
         if not isinstance(text, str):
             text = placeholder(content)
+        self._feed(message, role, text)
+
+    def _feed(self, message: MessageState, role: str, text: str) -> None:
         message.hasher.update(text)
         if role == "agent":
             room = MAX_MESSAGE - message.chars

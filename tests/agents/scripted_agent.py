@@ -14,6 +14,7 @@ Steps:
   {"update_for": SESSION_ID, "update": {...}} a session/update for another session id
   {"raw": TEXT}                              write TEXT as one line, as is
   {"request": METHOD, "params": ...}         any request to the client
+  {"notify": METHOD, "params": ...}          any notification to the client
   {"at_once": [{"request": ..., "params": ...}, ...]}  those requests all sent before any answer;
                                              the result is {"result": [each {result|error}]}
   {"sleep": SECONDS}
@@ -25,6 +26,14 @@ Steps:
 Environment: SCRIPTED_LONG_ID=N makes the first session/new answer a session id of N characters;
 SCRIPTED_LONG_NAME=N names the agent with N characters;
 SCRIPTED_LIST=1 offers session/list (the sessions made so far, and one with an id that long).
+Quirks of production agents (../shared/PRODUCTION-AGENTS.md):
+SCRIPTED_INIT_DELAY=SECONDS answers initialize that late (OpenCode takes 5-20 s);
+SCRIPTED_AUTH=JSON is the authMethods answered (default []; agentpool answers null);
+SCRIPTED_INFO=JSON is the agentInfo answered (default {"name": "scripted-agent", "version": "1"});
+SCRIPTED_AFTER_NEW=JSON, a list of updates sent for a new session right after its session/new
+answer, outside any turn (pi-acp sends an agent_message_chunk "\n");
+SCRIPTED_VENDOR_TITLE=1 answers Mistral Vibe's `_session/set_title {sessionId, title}` with {}
+and then sends session_info_update with that title (session/set_title stays -32601).
 """
 
 from __future__ import annotations
@@ -103,6 +112,8 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             sys.stdout.flush()
         elif "request" in step:
             result = await request(step["request"], step.get("params"))
+        elif "notify" in step:
+            send({"jsonrpc": "2.0", "method": step["notify"], "params": step.get("params")})
         elif "at_once" in step:
             answers = await asyncio.gather(*(request(r["request"], r.get("params")) for r in step["at_once"]))
             result = {"result": [{k: v for k, v in a.items() if k in ("result", "error")} for a in answers]}
@@ -150,6 +161,8 @@ async def main() -> None:
             caps: dict[str, Any] = {"loadSession": False, "promptCapabilities": {}}
             if os.environ.get("SCRIPTED_LIST"):
                 caps["sessionCapabilities"] = {"list": {}}
+            await asyncio.sleep(float(os.environ.get("SCRIPTED_INIT_DELAY") or 0))
+            info = {"name": _long_name() or "scripted-agent", "version": "1"}
             send(
                 {
                     "jsonrpc": "2.0",
@@ -157,8 +170,8 @@ async def main() -> None:
                     "result": {
                         "protocolVersion": 1,
                         "agentCapabilities": caps,
-                        "agentInfo": {"name": _long_name() or "scripted-agent", "version": "1"},
-                        "authMethods": [],
+                        "agentInfo": json.loads(os.environ.get("SCRIPTED_INFO") or json.dumps(info)),
+                        "authMethods": json.loads(os.environ.get("SCRIPTED_AUTH") or "[]"),
                     },
                 }
             )
@@ -168,6 +181,11 @@ async def main() -> None:
                 sid = _long_id()
             _sessions[sid] = params["cwd"]
             send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": sid}})
+            for upd in json.loads(os.environ.get("SCRIPTED_AFTER_NEW") or "[]"):
+                update(sid, upd)
+        elif method == "_session/set_title" and os.environ.get("SCRIPTED_VENDOR_TITLE"):
+            send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+            update(params["sessionId"], {"sessionUpdate": "session_info_update", "title": params["title"]})
         elif method == "session/list":
             listed = [{"sessionId": k, "cwd": v, "title": f"title of {k[:20]}"} for k, v in _sessions.items()]
             if _long_id():

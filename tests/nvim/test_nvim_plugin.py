@@ -125,6 +125,27 @@ def test_choices_and_slash_commands_come_from_acp_status(nvim_bin: str, tmp_path
     assert res["edit"] == ["/edit"], res
 
 
+def test_a_turn_without_an_answer_says_so(nvim_bin: str, tmp_path: Path) -> None:
+    res = run_lua(
+        nvim_bin,
+        r"""
+        require("acp_sidecar").setup({ cmd = { "/nonexistent/acp-sidecar" } })
+        local chat = require("acp_sidecar.chat")
+        local notes = {}
+        vim.notify = function(msg) table.insert(notes, msg) end
+        for i, answered in ipairs({ false, true }) do
+          chat.on_turn({ sessionId = "s1", turnId = "t" .. i, state = "ended", stopReason = "end_turn",
+                         error = vim.NIL, answered = answered })
+        end
+        return { notes = notes }
+        """,
+        tmp_path,
+    )
+    gave = [n for n in res["notes"] if "the agent gave no answer" in n]
+    answered = [n for n in res["notes"] if "the agent answered" in n]
+    assert len(gave) == 1 and len(answered) == 1, res["notes"]
+
+
 def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
     res = run_lua(
         nvim_bin,

@@ -351,7 +351,13 @@ class Recorder:
         )
 
     def on_turn(
-        self, session_id: str, turn_id: str, state: str, stop_reason: str | None, error: JsonObj | None
+        self,
+        session_id: str,
+        turn_id: str,
+        state: str,
+        stop_reason: str | None,
+        error: JsonObj | None,
+        answered: bool | None = None,
     ) -> None:
         self.events.append(
             (
@@ -362,7 +368,8 @@ class Recorder:
                     "state": state,
                     "stopReason": stop_reason,
                     "error": error,
-                },
+                }
+                | ({} if answered is None else {"answered": answered}),
             )
         )
 

@@ -105,7 +105,7 @@ async def test_a_replayed_history_is_merged_not_repeated(
     await until(lambda: engine.status()["state"] == "disconnected")
     await engine.prompt("a new question", "old-1")  # the restarted agent replays it all again
     (await agents.next_prompt()).finish()
-    text = await until_file(engine, "old-1", "_Turn ended")
+    text = await until_file(engine, "old-1", "(end_turn) · ")
     assert text.count("an old question") == 1 and text.count("an old answer") == 1
     assert "Rename this session" not in text and text.count("_Renamed to “Old”_") == 1
     assert text.index("an old answer") < text.index("## You\n\n    a new question")

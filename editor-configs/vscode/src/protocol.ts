@@ -98,6 +98,8 @@ export interface TurnParams {
   state: 'queued' | 'running' | 'ended' | string;
   stopReason?: string | null;
   error?: unknown;
+  /** On `ended`: whether the agent sent anything for the turn (false with end_turn: no answer). */
+  answered?: boolean;
 }
 
 /** An ACP permission option. */

@@ -124,6 +124,28 @@ def test_agent_text_streams_and_equals_one_piece() -> None:
     assert rendered(one) == rendered(many)
 
 
+def test_blank_text_starts_no_message_and_leading_blank_lines_are_not_shown() -> None:
+    # pi-acp greets a new session with an agent_message_chunk "\n", outside any turn.
+    r = renderer()
+    r.update(agent("\n"))
+    r.update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": " \n"}})
+    r.turn_ended("end_turn")
+    assert "## Agent" not in rendered(r).split("_Turn ended")[0]
+    # Blank lines before a message's first words: not shown, wherever the chunks are cut; the
+    # message's key is the same as when it comes in one piece (a replay merges it).
+    whole = "\n\n  \n  indented words\nmore"
+    one, many = renderer(), renderer()
+    one.update(agent(whole))
+    for ch in whole:
+        many.update(agent(ch))
+    one.turn_ended("end_turn")
+    many.turn_ended("end_turn")
+    one_batch, many_batch = one.take(), many.take()
+    assert one_batch is not None and many_batch is not None
+    assert one_batch.text == many_batch.text and one_batch.keys == many_batch.keys
+    assert "## Agent\n\n  indented words\nmore\n" in one_batch.text, one_batch.text
+
+
 def test_thoughts_are_compact() -> None:
     r = renderer()
     r.update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "a\nb"}})

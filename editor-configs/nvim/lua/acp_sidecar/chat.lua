@@ -493,6 +493,8 @@ function M.on_turn(params)
   local how = "answered"
   if reason ~= nil and reason ~= vim.NIL and reason ~= "end_turn" then
     how = "stopped (" .. tostring(reason) .. ")"
+  elseif params.answered == false then
+    how = "gave no answer"
   end
   util.notify(("the agent %s%s: :AcpChat shows it"):format(how, title and (" in " .. util.sanitize(title)) or ""))
 end
