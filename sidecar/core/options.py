@@ -22,6 +22,7 @@ class EngineOptions:
     titles_max_length: int = 500
     transcript_max_bytes: int = 4 << 20  # the bound of one transcript document
     transcripts_durable: bool = True  # fsync every transcript write
+    transcript_interval: float = 0.25  # seconds between two writes of a streaming transcript
     queue_bound: int = 16
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0

@@ -197,9 +197,11 @@ class Notifier:
     def on_error(self, message: str) -> None:
         self.port.show_message(types.MessageType.Error, message)
 
-    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None:
         if self.transcripts is not None:
-            self.transcripts.on_change(uri, change)
+            self.transcripts.on_change(uri, change, at_once)
 
     def on_terminal(self, session_id: str, info: JsonObj) -> None:
         """`acp/terminal`; a shown terminal's last line is also the running turn's progress."""

@@ -3,7 +3,9 @@
 The engine reports every change it makes to a transcript file (`on_transcript_change`). While the
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
-never touched. One edit is in flight per document and edits are at least `MIN_INTERVAL` apart:
+never touched. One edit is in flight per document and edits are at least `interval` apart
+(`MIN_INTERVAL` by default), except for a change the engine marks `at_once` (a turn's end, a big
+chunk: the engine bounds how often), which goes out as soon as the edit before it settled;
 changes that pile up meanwhile become one edit that makes the buffer equal to the file again
 (`resync`). An edit is tied to the buffer version it was computed from (where the editor supports
 versioned edits), so an editor that changed meanwhile refuses it and the next edit starts over
@@ -59,6 +61,8 @@ class _Open:
     clears: list[str] = field(default_factory=list)  # prompts sent from the area, to clear
     edited: asyncio.Event = field(default_factory=asyncio.Event)  # a didChange arrived
     pump: asyncio.Task[None] | None = None
+    at_once: bool = False  # a pending change should not wait for the interval
+    wake: asyncio.Event = field(default_factory=asyncio.Event)  # an at-once change arrived
     sent_at: float = float("-inf")
     refusals: int = 0
 
@@ -67,9 +71,14 @@ class TranscriptDocs:
     """The transcript documents open in the editor (see the module doc)."""
 
     def __init__(
-        self, port: TranscriptPort, tasks: OwnedTasks, store: Callable[[], TranscriptStore | None]
+        self,
+        port: TranscriptPort,
+        tasks: OwnedTasks,
+        store: Callable[[], TranscriptStore | None],
+        interval: float = MIN_INTERVAL,
     ) -> None:
         self.port = port
+        self.interval = interval
         self._tasks = tasks
         self._store = store  # the engine's, once it runs
         self._open: dict[str, _Open] = {}  # by the store's URI of the document
@@ -147,12 +156,15 @@ class TranscriptDocs:
         return found
 
     # ------------------------------------------------------------------ following the file
-    def on_change(self, key: str, change: DocumentChange) -> None:
+    def on_change(self, key: str, change: DocumentChange, at_once: bool = False) -> None:
         doc = self._open.get(key)
         if doc is None or not self.port.caps.apply_edit:
             return  # not open: the file is all there is
         doc.changes.append(change)
         doc.refusals = 0
+        if at_once:
+            doc.at_once = True
+            doc.wake.set()
         self._kick(doc)
 
     def clear_prompt(self, key: str, sent: str) -> None:
@@ -169,9 +181,12 @@ class TranscriptDocs:
     async def _pump(self, doc: _Open) -> None:
         loop = asyncio.get_running_loop()
         while doc.changes or doc.stale or doc.clears:
-            wait = doc.sent_at + MIN_INTERVAL - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            wait = doc.sent_at + self.interval - loop.time()
+            if wait > 0 and not doc.at_once:
+                doc.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(doc.wake.wait(), wait)
+            doc.at_once = False
             text_doc = self._text_document(doc.uri)
             if (
                 self.port.stopping
