@@ -20,6 +20,7 @@ from .memory import memory
 from .relay import editor_load, throughput
 from .startup import startup
 from .titles import titles
+from .transcript import transcript
 
 Bench = Callable[[bool], Awaitable[BenchResult]]
 
@@ -30,6 +31,7 @@ BENCHES: dict[str, Bench] = {
     "startup": startup,
     "titles": titles,
     "memory": memory,
+    "transcript": transcript,
 }
 
 
@@ -79,6 +81,11 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
             parts.append(f"titles growth {max(f['growth'].values()):.2f}x for 10x sessions")
         elif name == "memory":
             parts.append(f"peak RSS {f['mib']['big']:.0f} MiB after {f['chunks']:,} chunks")
+        elif name == "transcript":
+            parts.append(
+                f"Neovim transcript: first/last chunk {f['first_ms']:.0f}/{f['last_ms']:.0f} ms, "
+                f"stall {f['stall_ms']:.0f} ms with 5 MB"
+            )
         if not result.ok or result.lost:
             missed.append(name)
     verdict = "all targets met, nothing lost" if not missed else f"MISSED: {', '.join(missed)}"

@@ -76,6 +76,7 @@ class _Conversation:
     flusher: asyncio.Task[None] | None = None
     flushed_at: float = float("-inf")
     early_at: float = float("-inf")  # the last flush brought forward by a big chunk
+    costly: bool = False  # the next urgent flush is a big chunk's: it counts as the interval's
     prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
 
 
@@ -170,7 +171,7 @@ class Conversations:
         conversation = self._of(session)
         conversation.prompted.add(turn.turn_id)
         renderer, blocks, meta = conversation.renderer, turn.blocks, turn.meta
-        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta))
+        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta), urgent=True)
 
     def turn_ended(self, session: Session, turn: Turn) -> None:
         """A turn whose prompt the document shows ended: say how, and write it out at once."""
@@ -259,11 +260,14 @@ class Conversations:
     # ------------------------------------------------------------------ flushing
     def _early(self, conversation: _Conversation) -> bool:
         """Whether a big chunk brings the next flush forward (once per interval; not when the
-        next flush is due anyway)."""
+        next flush is due anyway). Such a flush counts as one of the interval's; the other
+        urgent ones (a prompt, a turn's or a replay's end, an editor's request) do not delay
+        the next flush: the user, not the agent, bounds how often they come."""
         now = asyncio.get_running_loop().time()
         if now - conversation.flushed_at >= self._interval or now - conversation.early_at < self._interval:
             return False
         conversation.early_at = now
+        conversation.costly = True
         return True
 
     def _queue(self, conversation: _Conversation, operation: Operation, urgent: bool = False) -> None:
@@ -289,8 +293,11 @@ class Conversations:
             if delay > 0 and not conversation.urgent.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(conversation.urgent.wait(), delay)
+            counts = conversation.costly or not conversation.urgent.is_set()
+            conversation.costly = False
             await self._flush(conversation)
-            conversation.flushed_at = loop.time()
+            if counts:
+                conversation.flushed_at = loop.time()
 
     async def _flush(self, conversation: _Conversation) -> None:
         at_once = conversation.urgent.is_set()

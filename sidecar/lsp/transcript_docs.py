@@ -4,8 +4,9 @@ The engine reports every change it makes to a transcript file (`on_transcript_ch
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
 never touched. One edit is in flight per document and edits are at least `interval` apart
-(`MIN_INTERVAL` by default), except for a change the engine marks `at_once` (a turn's end, a big
-chunk: the engine bounds how often), which goes out as soon as the edit before it settled;
+(`MIN_INTERVAL` by default), except for a change the engine marks `at_once` (a prompt, a turn's
+end, a big chunk: the engine bounds how often), which goes out as soon as the edit before it
+settled and does not delay the next one;
 changes that pile up meanwhile become one edit that makes the buffer equal to the file again
 (`resync`). An edit is tied to the buffer version it was computed from (where the editor supports
 versioned edits), so an editor that changed meanwhile refuses it and the next edit starts over
@@ -186,7 +187,7 @@ class TranscriptDocs:
                 doc.wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(doc.wake.wait(), wait)
-            doc.at_once = False
+            at_once, doc.at_once = doc.at_once, False
             text_doc = self._text_document(doc.uri)
             if (
                 self.port.stopping
@@ -202,7 +203,8 @@ class TranscriptDocs:
                 from ..transcripts import follow_edits  # with the engine
 
                 edits = follow_edits(buffer, edits)
-            doc.sent_at = loop.time()
+            if not at_once:  # an edit sent at once does not delay the next (the engine bounds them)
+                doc.sent_at = loop.time()
             doc.edited.clear()
             if await self._apply(doc, buffer, version, edits):
                 doc.refusals = 0
