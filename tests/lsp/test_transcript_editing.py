@@ -471,3 +471,30 @@ async def test_a_big_chunk_reaches_the_open_document_at_once(workspace: Path, st
     assert early, [len(b) for b in flat]
     assert turn_ends(seen[-1]) == 1 and whole.replace("\n", "") in flat[-1]
     assert seen[-1] == path.read_text()
+
+
+@pytest.mark.parametrize("profile", ["helix", "neovim"])
+async def test_a_two_megabyte_answer_is_whole_in_the_open_document(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
+    from sidecar.demo_agent.behaviours import answer_text
+
+    options = {"transcript": {"showOnPrompt": False, "maxBytes": 1 << 20}}
+    async with open_editor(profile, workspace, state_dir, init_options=options) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        await ed.prompt_and_wait("#chunks=20000 an older turn")  # trimmed before this one
+        path, uri = await open_transcript(ed)
+        admitted = await ed.command("acp.prompt", {"text": "#answer=2000000 a long answer"})
+        await ed.wait_turn_end(admitted["turnId"], timeout=120)
+        done = await wait_file(
+            path, lambda t: "END OF ANSWER" in t and turn_ends(t.split("END OF ANSWER")[-1]) == 1, 60
+        )
+        await until(in_sync(buffers, uri, path), "the buffer to show the file")
+        text = buffers.text(uri)
+    assert text == done
+    body = conversation(text)
+    assert answer_text(2_000_000) in body
+    assert "not shown" not in text and "c19999" not in body  # the older turn went first
+    assert body.startswith("_… ") and "earlier bytes trimmed …_" in body.split("\n", 1)[0]
+    well_formed(text)
