@@ -4,7 +4,8 @@ The engine reports every change it makes to a transcript file (`on_transcript_ch
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
 never touched. One edit is in flight per document and edits are at least `interval` apart
-(`MIN_INTERVAL` by default), except for a change the engine marks `at_once` (a prompt, a turn's
+(`MIN_INTERVAL` by default; a big insertion goes in pieces of `MAX_EDIT_CHARS`, one after the
+other), except for a change the engine marks `at_once` (a prompt, a turn's
 end, a big chunk: the engine bounds how often), which goes out as soon as the edit before it
 settled and does not delay the next one;
 changes that pile up meanwhile become one edit that makes the buffer equal to the file again
@@ -42,6 +43,9 @@ log = logging.getLogger(__name__)
 JsonObj = dict[str, Any]
 
 MIN_INTERVAL = 0.25  # seconds between two edits of one document: a few per second at most
+# Characters one edit inserts at most: an editor applies an edit in one go (Neovim takes about
+# 100 ms per MiB), so a big insertion goes in pieces, each after the editor took the one before.
+MAX_EDIT_CHARS = 128 * 1024
 SETTLE_TIMEOUT = 2.0  # seconds to wait for the editor's didChange after an applied edit
 MAX_REFUSALS = 3  # refused edits in a row before waiting for the next change to try again
 SHOW_TIMEOUT = 30.0
@@ -63,6 +67,8 @@ class _Open:
     edited: asyncio.Event = field(default_factory=asyncio.Event)  # a didChange arrived
     pump: asyncio.Task[None] | None = None
     at_once: bool = False  # a pending change should not wait for the interval
+    # The rest of a big insertion (sent in pieces), with the text it must follow in the buffer.
+    rest: tuple[TextEdit, str] | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # an at-once change arrived
     sent_at: float = float("-inf")
     refusals: int = 0
@@ -181,9 +187,9 @@ class TranscriptDocs:
 
     async def _pump(self, doc: _Open) -> None:
         loop = asyncio.get_running_loop()
-        while doc.changes or doc.stale or doc.clears:
+        while doc.changes or doc.stale or doc.clears or doc.rest:
             wait = doc.sent_at + self.interval - loop.time()
-            if wait > 0 and not doc.at_once:
+            if wait > 0 and not doc.at_once and not doc.rest:
                 doc.wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(doc.wake.wait(), wait)
@@ -196,9 +202,16 @@ class TranscriptDocs:
             ):
                 return  # closed (or reopened as another)
             buffer, version = text_doc.source, text_doc.version
-            edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
+            rest, doc.rest = doc.rest, None
+            if rest is not None:  # the rest of a big insertion, if the buffer is still as we left it
+                edits = [rest[0]] if buffer[: rest[0].start].endswith(rest[1]) else []
+                doc.stale = doc.stale or not edits
+            else:
+                edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
             if not edits:
                 continue
+            if not self.port.caps.anchored_view:  # (Helix: its view follows whole edits only)
+                edits, doc.rest = _first_piece(edits)
             if self.port.caps.anchored_view:
                 from ..transcripts import follow_edits  # with the engine
 
@@ -210,6 +223,7 @@ class TranscriptDocs:
                 doc.refusals = 0
                 await self._settle(doc, version)
             else:
+                doc.rest = None
                 doc.refusals += 1
                 doc.stale = doc.refusals < MAX_REFUSALS
 
@@ -382,6 +396,26 @@ class TranscriptDocs:
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
             log.warning("showing the transcript of %s: %r", session_id, exc)
+
+
+def _first_piece(edits: list[TextEdit]) -> tuple[list[TextEdit], tuple[TextEdit, str] | None]:
+    """`edits` with the last one cut to MAX_EDIT_CHARS (at a line end where there is one), and
+    the rest of its text as an insertion into the buffer after them, with the text it follows."""
+    from ..transcripts import TextEdit
+
+    last = edits[-1]
+    if sum(len(e.text) for e in edits) <= MAX_EDIT_CHARS or len(last.text) <= MAX_EDIT_CHARS:
+        return edits, None
+    if any(e.end > last.start for e in edits[:-1]):
+        return edits, None  # not in order: send it whole
+    cut = last.text.rfind("\n", 0, MAX_EDIT_CHARS) + 1 or MAX_EDIT_CHARS
+    shift = sum(len(e.text) - (e.end - e.start) for e in edits[:-1])
+    at = last.start + shift + cut
+    rest = TextEdit(at, at, last.text[cut:])
+    return [*edits[:-1], TextEdit(last.start, last.end, last.text[:cut])], (
+        rest,
+        last.text[max(0, cut - 64) : cut],
+    )
 
 
 def _torn(buffer: str, file_text: str) -> bool:
