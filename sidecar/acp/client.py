@@ -43,6 +43,8 @@ class ClientHandler(Protocol):
     async def read_text_file(self, params: JsonObj) -> JsonObj: ...
     async def write_text_file(self, params: JsonObj) -> JsonObj: ...
     async def terminal_request(self, method: str, params: JsonObj) -> JsonObj: ...
+    async def create_elicitation(self, params: JsonObj) -> JsonObj: ...
+    def complete_elicitation(self, params: JsonObj) -> None: ...
 
 
 @dataclass
@@ -188,6 +190,8 @@ class AcpClient:
                 await self.handler.on_session_update(params)
             else:
                 log.warning("dropped a malformed session/update: %.300r", params)
+        elif method == "elicitation/complete" and isinstance(params, dict):
+            self.handler.complete_elicitation(params)
         else:
             log.info("ignored agent notification %s", method)
 
@@ -202,6 +206,8 @@ class AcpClient:
             return await self.handler.write_text_file(params)
         if method in TERMINAL_METHODS:
             return await self.handler.terminal_request(method, params)
+        if method == "elicitation/create":
+            return await self.handler.create_elicitation(params)
         raise MethodNotFound(method)
 
     # ------------------------------------------------------------------ methods
@@ -216,6 +222,8 @@ class AcpClient:
                         "terminal": True,  # terminal/*: the sidecar runs the commands (core/terminals.py)
                         # Opt-ins (stable since 2026-10): the editor is shown both.
                         "session": {"notices": {}, "compaction": {}},
+                        # elicitation/create: asked through the editor (core/elicitations.py).
+                        "elicitation": {"form": {}, "url": {}},
                     },
                     "clientInfo": {"name": "acp-sidecar", "title": "acp-sidecar", "version": __version__},
                 },

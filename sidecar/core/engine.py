@@ -22,6 +22,7 @@ from .agent_supervisor import AgentSupervisor
 from .context import EngineContext
 from .conversation import Conversations
 from .early_updates import EarlyUpdates
+from .elicitations import Elicitation, Elicitations
 from .events import (
     AgentLost,
     AgentReady,
@@ -96,12 +97,19 @@ class Engine:
         self.permissions = Permissions(
             options.permissions, self.registry.by_id, listener, ctx.status_changed, self.reviewed
         )
+        self.elicitations = Elicitations(
+            self.registry.by_id,
+            listener,
+            ctx.status_changed,
+            timeout=lambda: options.elicitation_timeout,
+            tell_user=listener.on_error,
+        )
         self.turns = TurnQueue(
             ctx,
             attach=self.registry.ensure_attached,
             call=self.supervisor.call,
             send_cancel=self.supervisor.send_cancel,
-            cancel_permissions=Permissions.cancel_pending,
+            cancel_permissions=_cancel_questions,
         )
         self.config = SessionConfig(self.registry.ensure_attached, self.supervisor.call, ctx.status_changed)
         # The agent's client terminals: the commands it runs through us, shown in the transcript.
@@ -409,9 +417,27 @@ class Engine:
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
 
+    async def create_elicitation(self, params: JsonObj) -> JsonObj:
+        return await self.elicitations.request(params)
+
+    def complete_elicitation(self, params: JsonObj) -> None:
+        self.elicitations.complete(params)
+
+    def pending_elicitations(self) -> list[Elicitation]:
+        return self.elicitations.pending()
+
+    def respond_elicitation(self, elicitation_id: object, action: object, content: object = None) -> None:
+        self.elicitations.respond(elicitation_id, action, content)
+
     async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
         """An applied agent edit of a file the editor has not open, written by the sidecar."""
         return await self.fs.write_closed_file(session_id, path, expected, text)
 
     async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
         return await self.terminals.handle(method, params)
+
+
+def _cancel_questions(session: Session) -> None:
+    """The turn is being cancelled (or is gone): its permission requests and questions answer."""
+    Permissions.cancel_pending(session)
+    Elicitations.cancel_pending(session)

@@ -24,6 +24,8 @@ class EngineOptions:
     transcripts_durable: bool = True  # fsync every transcript write
     transcript_interval: float = 0.25  # seconds between two writes of a streaming transcript
     queue_bound: int = 16
+    # How long the agent's question (elicitation/create) waits for the user before it is cancelled.
+    elicitation_timeout: float = 600.0
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
     max_restarts: int = 5

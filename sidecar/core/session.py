@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .slash_commands import AgentCommand
 from .tool_calls import ToolCalls
 from .turns import Turn, TurnState
 
 JsonObj = dict[str, Any]
+
+
+if TYPE_CHECKING:
+    from .elicitations import Elicitation
 
 
 @dataclass(eq=False)
@@ -66,6 +70,8 @@ class Session:
     queue: deque[Turn] = field(default_factory=deque)
     current: Turn | None = None
     permissions: dict[str, PermissionRequest] = field(default_factory=dict)
+    # The agent's questions (elicitation/create) waiting for the user.
+    elicitations: dict[str, Elicitation] = field(default_factory=dict)
     # Which agent process generation this session is attached to (restart detection).
     attached_to: int = -1
     replaying: bool = False
@@ -155,6 +161,8 @@ class Session:
     def state(self) -> str:
         if self.permissions:
             return "waiting_permission"
+        if self.elicitations:
+            return "waiting_input"
         current = self.current
         if current is None or current.state is TurnState.ENDED:
             return "idle"

@@ -259,6 +259,7 @@ class Sessions:
             changed = True
         elif kind == "available_commands_update":
             session.commands = parse_commands(raw)
+            changed = True
         elif kind == "usage_update" and (usage := parse_usage(raw)) is not None:
             session.usage = usage
             changed = True

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from ..titles import sanitize_text
 from .session import Session
+from .slash_commands import AgentCommand
 from .usage import context_share
 
 JsonObj = dict[str, Any]
@@ -25,6 +26,11 @@ def _choices(choices: list[JsonObj] | None) -> list[JsonObj] | None:
     if choices is None:
         return None
     return [{"id": c["id"], "name": _name(c["name"])} for c in choices]
+
+
+def _commands(commands: tuple[AgentCommand, ...]) -> list[JsonObj]:
+    """The agent's `/` commands (already bounded and made safe by slash_commands)."""
+    return [{"name": c.name, "description": c.description, "hint": c.hint} for c in commands]
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ def build_status(
         "model": model,
         "modelId": session.model_id if session else None,
         "models": _choices(session.model_choices) if session else None,
+        "commands": _commands(session.commands) if session else None,
         "usage": usage,
         "transcriptUri": transcript_uri if session else None,
         "text": sanitize_text(" · ".join(str(p) for p in parts), STATUS_TEXT_LENGTH),

@@ -37,6 +37,7 @@ class DemoAgent:
         self.client_read = False
         self.client_write = False
         self.client_terminal = False  # clientCapabilities.terminal: #terminal runs there
+        self.client_elicitation = False  # clientCapabilities.elicitation: #elicit asks there
         # clientCapabilities.session.notices/compaction: only a client that declared them gets them.
         self.client_notices = False
         self.client_compaction = False

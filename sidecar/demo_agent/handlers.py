@@ -90,6 +90,7 @@ class Handlers:
         agent.client_read = isinstance(fs, dict) and fs.get("readTextFile") is True
         agent.client_write = isinstance(fs, dict) and fs.get("writeTextFile") is True
         agent.client_terminal = isinstance(caps, dict) and caps.get("terminal") is True
+        agent.client_elicitation = isinstance(caps, dict) and isinstance(caps.get("elicitation"), dict)
         # Omitted or null means unsupported; an object (even {}) declares support.
         client_session = caps.get("session") if isinstance(caps, dict) else None
         agent.client_notices = isinstance(client_session, dict) and isinstance(

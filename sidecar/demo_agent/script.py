@@ -125,7 +125,7 @@ _INTS = {"chunks", "stderr", "bigframe", "answer", "piece"}
 _OPTIONAL_INTS = {"slow": 200}
 _KEYWORD = re.compile(
     r"(?<!\S)#(edit|permission|slow|chunks|echo|stderr|garbage|bigframe|unknown|crash|hang"
-    r"|late|error|refuse|mode|compact|terminal|answer|piece)(?:=(\S*))?(?!\S)"
+    r"|late|error|refuse|mode|compact|terminal|elicit|answer|piece)(?:=(\S*))?(?!\S)"
 )
 # A notice's value holds spaces: it runs to the end of its line.
 _NOTICE = re.compile(r"(?<!\S)#notice(?:=([^\n]*)|(?=\s|\Z))")
@@ -153,7 +153,8 @@ HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
     "#stderr=BYTES #garbage #bigframe=BYTES #answer=BYTES[ #piece=BYTES] #unknown #crash #hang #late #error "
     "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
-    "#compact[=fail] #terminal[=slow]. Slash commands: /help /edit /permission /title. See "
+    "#compact[=fail] #terminal[=slow] #elicit[=choice|url|bad]. "
+    "Slash commands: /help /edit /permission /title. See "
     "sidecar/demo_agent/README.md."
 )
 
@@ -200,6 +201,8 @@ class Script:
     compact: str | None = None
     # "short" or "slow": a command run in the client's terminal (#terminal).
     terminal: str | None = None
+    # "form", "choice", "url" or "bad": a question asked through the client (#elicit).
+    elicit: str | None = None
     # The prompt text without any keyword tokens (for titles and the answer).
     text: str = ""
 
@@ -238,6 +241,12 @@ def _apply(script: Script, name: str, value: str | None) -> None:
         if value not in (None, "slow"):
             raise ScriptError(f"invalid keyword #terminal={value}: expected #terminal or #terminal=slow")
         script.terminal = value or "short"
+    elif name == "elicit":
+        if value not in (None, "choice", "url", "bad"):
+            raise ScriptError(
+                f"invalid keyword #elicit={value}: expected #elicit, #elicit=choice, url or bad"
+            )
+        script.elicit = value or "form"
     elif name == "compact":
         if value not in (None, "fail"):
             raise ScriptError(f"invalid keyword #compact={value}: expected #compact or #compact=fail")

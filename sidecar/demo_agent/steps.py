@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..acp.errors import INTERNAL_ERROR
-from . import behaviours, reply, terminal, tools
+from . import behaviours, elicit, reply, terminal, tools
 from . import script as scripting
 from .protocol import RpcError
 from .store import now_iso
@@ -66,6 +66,8 @@ async def body(turn: Turn) -> str:
         return await tools.permission(turn)
     if script.terminal is not None:
         return await terminal.run(turn, script.terminal)
+    if script.elicit is not None:
+        return await elicit.run(turn, script.elicit)
     if script.chunks is not None:
         await behaviours.flood(turn, script.chunks)
         return "end_turn"

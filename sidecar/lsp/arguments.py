@@ -129,6 +129,13 @@ class PermissionRespond:
 
 
 @attrs.frozen
+class ElicitationRespond:
+    elicitation_id: str | None = attrs.field(default=None, alias="elicitationId", metadata=STRING)
+    action: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    content: Any = None  # {field: value}: checked against the form by the engine
+
+
+@attrs.frozen
 class Authenticate:
     method_id: str | None = attrs.field(default=None, alias="methodId", metadata=STRING)
 

@@ -41,7 +41,11 @@ async def code_actions(
     identity = transcripts.identity(uri) or await transcripts.identify(uri)
     if identity is not None:
         # A transcript: its own actions (context from it would be the conversation itself).
-        return [*_transcript_actions(engine, uri, identity[1]), *_permission_actions(ls, engine)]
+        return [
+            *_transcript_actions(engine, uri, identity[1]),
+            *_permission_actions(ls, engine),
+            *_elicitation_actions(ls, engine),
+        ]
     actions: list[types.CodeAction] = []
     if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
         actions.append(
@@ -77,6 +81,7 @@ async def code_actions(
         )
     actions.extend(await _edit_actions(ls, files, engine, uri))
     actions.extend(_permission_actions(ls, engine))
+    actions.extend(_elicitation_actions(ls, engine))
     return actions
 
 
@@ -155,6 +160,37 @@ def _permission_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAc
                         title=f"{name}: {what}",
                         command="acp.permission.respond",
                         arguments=[{"requestId": request.request_id, "optionId": option.get("optionId")}],
+                    ),
+                )
+            )
+    return actions
+
+
+def _elicitation_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAction]:
+    """The agent's open questions: each can be declined from any document; a single choice or
+    yes/no question (or a URL to open) can be answered here too."""
+    actions: list[types.CodeAction] = []
+    for elicitation in engine.pending_elicitations():
+        what = ls.clean(elicitation.message, 60)
+        ident = elicitation.elicitation_id
+        answers: list[tuple[str, JsonObj]] = []
+        form = elicitation.form
+        if form is not None and len(form.fields) == 1 and form.fields[0].kind in ("enum", "boolean"):
+            field = form.fields[0]
+            choices: list[tuple[str, object]] = [(o.title, o.value) for o in field.options]
+            choices = choices or [("Yes", True), ("No", False)]
+            for title, value in choices:
+                answers.append((ls.clean(title, 40), {"action": "accept", "content": {field.name: value}}))
+        answers.append(("Decline", {"action": "decline"}))
+        for title, answer in answers:
+            actions.append(
+                types.CodeAction(
+                    title=f"Agent question: {title} — {what}",
+                    kind=types.CodeActionKind.QuickFix,
+                    command=types.Command(
+                        title=f"{title}: {what}",
+                        command="acp.elicitation.respond",
+                        arguments=[{"elicitationId": ident, **answer}],
                     ),
                 )
             )

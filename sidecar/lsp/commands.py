@@ -206,6 +206,13 @@ async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -
     return {}
 
 
+@command("acp.elicitation.respond", "ElicitationRespond", "elicitationId", in_order=False)
+async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond) -> Any:
+    engine = await ls.ready_engine()
+    engine.respond_elicitation(args.elicitation_id, args.action or "accept", args.content)
+    return {}
+
+
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()

@@ -18,9 +18,11 @@ from .live_events import LiveEvents
 from .progress import TurnProgress
 
 if TYPE_CHECKING:
+    from ..core.elicitations import Elicitation
     from ..core.session import PermissionRequest
     from ..core.updates import Routed
     from ..transcripts import DocumentChange
+    from .elicitations import ElicitationPrompts
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
     from .proposals import Proposals
@@ -69,6 +71,7 @@ class Notifier:
         status_diagnostic: StatusDiagnostic,
         permissions: PermissionPrompts,
         proposals: Proposals,
+        elicitations: ElicitationPrompts,
     ) -> None:
         self.port = port
         self._proposals = proposals
@@ -78,6 +81,7 @@ class Notifier:
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
         self._permissions = permissions
+        self._elicitations = elicitations
         self._log_window = 0.0
         self._log_count = 0
         self._log_dropped = 0
@@ -172,6 +176,10 @@ class Notifier:
     def on_permission(self, request: PermissionRequest) -> None:
         self.coalescer.flush()
         self._permissions.on_permission(request)
+
+    def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None:
+        self.coalescer.flush()
+        self._elicitations.on_elicitation(elicitation, state, answer)
 
     def on_log(self, level: str, message: str) -> None:
         if self.port.stopping:

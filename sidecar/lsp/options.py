@@ -57,6 +57,9 @@ class NotifyOptions:
     permission_dialog: bool = attrs.field(
         default=True, alias="permissionDialog", metadata=_expect("true or false")
     )
+    elicitation_dialog: bool = attrs.field(
+        default=True, alias="elicitationDialog", metadata=_expect("true or false")
+    )
 
 
 @attrs.frozen
@@ -71,6 +74,13 @@ class TranscriptOptions:
 
 
 @attrs.frozen
+class ElicitationOptions:
+    timeout_ms: TimeoutMs = attrs.field(
+        default=TimeoutMs(600_000), alias="timeoutMs", metadata=_expect("an integer from 1 to 86400000 (ms)")
+    )
+
+
+@attrs.frozen
 class Options:
     agent: AgentOptions = attrs.field(factory=AgentOptions, metadata=_expect("an object"))
     permissions: PermissionPolicy = attrs.field(default="ask", metadata=_expect("ask | allow_reads | reject"))
@@ -78,6 +88,7 @@ class Options:
     titles: TitleOptions = attrs.field(factory=TitleOptions, metadata=_expect("an object"))
     notify: NotifyOptions = attrs.field(factory=NotifyOptions, metadata=_expect("an object"))
     transcript: TranscriptOptions = attrs.field(factory=TranscriptOptions, metadata=_expect("an object"))
+    elicitation: ElicitationOptions = attrs.field(factory=ElicitationOptions, metadata=_expect("an object"))
 
 
 def _int_in(low: int, high: int) -> Any:

@@ -105,6 +105,19 @@ class PermissionPort(Messages, Configured, Cleaning, Protocol):
         ...
 
 
+class ElicitationPort(Messages, Configured, Cleaning, Protocol):
+    def show_message_request(
+        self, params: types.ShowMessageRequestParams
+    ) -> Awaitable[types.MessageActionItem | None]: ...
+    def open_external(self, url: str) -> Awaitable[types.ShowDocumentResult | None]:
+        """`window/showDocument` with `external: true` (only when `caps.show_document`)."""
+        ...
+
+    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
+        """Answer a pending elicitation (the engine checks the content against its form)."""
+        ...
+
+
 class NotifierPort(Messages, Configured, ProgressPort, Protocol):
     def session_title(self, session_id: str) -> str:
         """The session's title for progress, or a generic one."""

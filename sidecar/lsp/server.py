@@ -24,6 +24,7 @@ from .. import __version__
 from ..tasks import OwnedTasks
 from .documents import SYNC_KIND
 from .editor_files import EditorFiles
+from .elicitations import ElicitationPrompts
 from .notifier import Notifier
 from .permissions import PermissionPrompts
 from .ports import ClientCaps
@@ -99,8 +100,14 @@ class AcpLanguageServer(LanguageServer):
         self.status_diagnostic = StatusDiagnostic(self)
         self.proposals = Proposals(self.files, lambda: self.engine)
         self.permission_prompts = PermissionPrompts(self, self.tasks, self.proposals)
+        self.elicitation_prompts = ElicitationPrompts(self, self.tasks)
         self.notifier = Notifier(
-            self, self.tasks, self.status_diagnostic, self.permission_prompts, self.proposals
+            self,
+            self.tasks,
+            self.status_diagnostic,
+            self.permission_prompts,
+            self.proposals,
+            self.elicitation_prompts,
         )
         self.transcripts = TranscriptDocs(
             self,
@@ -176,6 +183,15 @@ class AcpLanguageServer(LanguageServer):
         )
         return result
 
+    def open_external(self, url: str) -> Awaitable[types.ShowDocumentResult | None]:
+        result: Awaitable[types.ShowDocumentResult | None] = self.window_show_document_async(
+            types.ShowDocumentParams(uri=url, external=True)
+        )
+        return result
+
+    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
+        self.engine_or_raise().respond_elicitation(elicitation_id, action, content)
+
     def clean(self, text: str, max_length: int) -> str:
         from ..titles.sanitize import sanitize_text  # with the titles package: not at start-up
 
@@ -225,6 +241,7 @@ class AcpLanguageServer(LanguageServer):
             rename_fallback=opts.rename.fallback,
             titles_max_length=opts.titles.max_length,
             transcript_max_bytes=opts.transcript.max_bytes,
+            elicitation_timeout=opts.elicitation.timeout_ms / 1000,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
             transcript_interval=self.launch.transcript_interval,

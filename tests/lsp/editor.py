@@ -39,6 +39,7 @@ ACP_METHODS = (
     "acp/turn",
     "acp/permission",
     "acp/terminal",
+    "acp/elicitation",
 )
 
 
@@ -148,6 +149,8 @@ class Editor:
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
         self.permission_choice: str | None = "Allow"  # action title to click; None = dismiss
+        # Answers to the next showMessageRequests, in order (None = dismiss); then permission_choice.
+        self.message_answers: list[str | None] = []
         self.apply_edits = True
         self.apply_edit_never_answers = False
         # Set to apply edits to `docs` like an editor does (see tests/lsp/buffers.py).
@@ -278,6 +281,9 @@ def _install_handlers(client: LanguageClient, editor_ref: list[Editor]) -> None:
         editor.message_requests.append(params)
         while editor.hold_message_requests:
             await asyncio.sleep(0.05)
+        if editor.message_answers:
+            wanted = editor.message_answers.pop(0)
+            return next((a for a in params.actions or [] if a.title == wanted), None)
         for action in params.actions or []:
             if editor.permission_choice is not None and action.title == editor.permission_choice:
                 return action

@@ -15,6 +15,16 @@ from tests.lsp.editor import open_editor
 
 MODES = [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}, {"id": "plan", "name": "Plan"}]
 MODELS = [{"id": "demo-fast", "name": "Demo Fast"}, {"id": "demo-smart", "name": "Demo Smart"}]
+COMMANDS = [
+    {"name": "help", "description": "List the demo agent's prompt keywords", "hint": None},
+    {
+        "name": "edit",
+        "description": "Propose an edit to a file (asks permission)",
+        "hint": "relative path (default: README)",
+    },
+    {"name": "permission", "description": "Ask for permission to run a pretend command", "hint": None},
+    {"name": "title", "description": "Set the session title", "hint": "new title"},
+]
 KEYS = {
     "sessionId",
     "title",
@@ -26,6 +36,7 @@ KEYS = {
     "model",
     "modelId",
     "models",
+    "commands",
     "usage",
     "text",
 }
@@ -46,7 +57,8 @@ async def test_status_names_the_agent_lists_choices_and_shows_usage(workspace: P
             "title": "acp-sidecar demo agent",
             "version": __version__,
         }
-        assert (status["modes"], status["models"], status["usage"], status["modeId"]) == (
+        assert (status["modes"], status["models"], status["usage"], status["modeId"], status["commands"]) == (
+            None,
             None,
             None,
             None,
@@ -58,6 +70,9 @@ async def test_status_names_the_agent_lists_choices_and_shows_usage(workspace: P
         assert (status["modes"], status["modeId"], status["mode"]) == (MODES, "ask", "Ask")
         assert (status["models"], status["modelId"], status["model"]) == (MODELS, "demo-fast", "Demo Fast")
         assert status["usage"] is None and "context" not in status["text"]
+        # The agent's `/` commands, from its available_commands_update (as completion offers them).
+        status = await ed.wait_for("acp/status", lambda s: bool(s["commands"]))
+        assert status["commands"] == COMMANDS, status["commands"]
         # A long prompt fills more of the context, so the share is a whole percentage.
         await ed.prompt_and_wait("word " * 1200 + "\n#title Fix auth timeout")
         status = await ed.wait_for("acp/status", lambda s: s["usage"] is not None and s["state"] == "idle")

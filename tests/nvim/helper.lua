@@ -212,6 +212,36 @@ function H.agent_text(sid)
   return table.concat(parts)
 end
 
+--- The lines of the active session's transcript document: its chat buffer when one is open,
+--- else the file the sidecar writes.
+function H.document_lines()
+  local s = H.status()
+  local uri = s and s.transcriptUri
+  if type(uri) ~= "string" then
+    return {}
+  end
+  local b = require("acp_sidecar.chat").buf_of_uri(uri)
+  if b then
+    return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+  end
+  local ok, lines = pcall(vim.fn.readfile, vim.uri_to_fname(uri))
+  return ok and lines or {}
+end
+
+--- The document's lines once one of them contains `text` (soft: the test's assertion says what
+--- it holds otherwise).
+function H.document_with(text, timeout_ms)
+  H.wait(("%q in the transcript document"):format(text), timeout_ms or 10000, function()
+    for _, line in ipairs(H.document_lines()) do
+      if line:find(text, 1, true) then
+        return true
+      end
+    end
+    return false
+  end, true)
+  return H.document_lines()
+end
+
 -- ------------------------------------------------------------ statusline
 
 --- Evaluate statusline expressions the way users write them.

@@ -353,3 +353,51 @@ def test_a_buffer_changed_after_the_agent_asked_is_reviewed_as_it_is_now(vim: Tm
 
     vim.wait(lambda: readme_buffer()[-1] == EDITED, "the accepted edit in the buffer")
     vim.wait_screen(r"\[idle\]")
+
+
+def test_an_agents_question_is_asked_field_by_field(vim: TmuxNvim) -> None:
+    """The demo agent's #elicit form: each field asked in turn at the command line (vim.ui.input)
+    or as a numbered list (vim.ui.select); typed answers are converted by the sidecar."""
+    vim.start_demo("README.md")
+    vim.wait_screen(r"## Your prompt")
+    vim.keys("G", "i")
+    vim.type("#elicit")
+    vim.keys("C-s")
+    vim.wait_screen(r"A few details, please — Your email")
+    vim.type("dev@example.com")
+    vim.keys("Enter")
+    screen = vim.wait_screen(r"A few details, please — How many: 3")  # the default, pre-filled
+    vim.keys("Enter")
+    vim.wait_screen(r"A few details, please — Ratio:")
+    vim.keys("Enter")  # optional: left out
+    screen = vim.wait_screen(r"Notify the team")
+    assert "(no answer)" in screen and "Yes" in screen, screen
+    vim.type("2")
+    vim.keys("Enter")
+    screen = vim.wait_screen(r"A few details, please — Channel")
+    assert "Stable" in screen and "Beta" in screen, screen
+    vim.type("2")
+    vim.keys("Enter")
+    vim.wait_screen(r"Targets \[comma separated\]")
+    vim.type("linux, mac")
+    vim.keys("Enter")
+    vim.wait(lambda: "Elicitation answer" in chat_text(vim), "the agent's answer in the chat")
+    answer = json.loads(chat_text(vim).split("Elicitation answer: ", 1)[1].splitlines()[0])
+    assert answer == {
+        "action": "accept",
+        "content": {
+            "email": "dev@example.com",
+            "count": 3,
+            "notify": True,
+            "channel": "beta",
+            "targets": ["linux", "mac"],
+        },
+    }
+    # Escape at the first field declines the whole question.
+    vim.keys("Escape")
+    vim.keys("G", "i")
+    vim.type("#elicit=choice")
+    vim.keys("C-s")
+    vim.wait_screen(r"Channel")
+    vim.keys("Escape")
+    vim.wait(lambda: '{"action": "decline"}' in chat_text(vim), "the decline in the chat")

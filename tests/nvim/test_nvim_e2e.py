@@ -50,14 +50,14 @@ def check_statusline(sl: dict[str, Any], status: dict[str, Any]) -> str:
     return want
 
 
-def test_prompt_streams_into_transcript_and_quit_leaves_no_process(nvim_env: NvimEnv) -> None:
+def test_prompt_streams_into_the_chat_and_quit_leaves_no_process(nvim_env: NvimEnv) -> None:
     run = nvim_env.run("prompt")
     res = ok(run)
 
     # The turn ran to completion.
     assert res["turn_ended"]["stopReason"] == "end_turn", res["turn_ended"]
 
-    # The agent's streamed text is in the transcript buffer.
+    # The agent's streamed text is in the chat: the session's transcript document.
     transcript = res["transcript"]
     joined = "\n".join(transcript)
     agent_text = res["agent_text"].strip()
@@ -65,17 +65,15 @@ def test_prompt_streams_into_transcript_and_quit_leaves_no_process(nvim_env: Nvi
     first_line = agent_text.splitlines()[0].strip()
     assert first_line[:60] in joined, (first_line, transcript)
     # The prompt is shown once, under a "You" header, before the agent's answer.
-    assert "### You" in transcript
-    assert joined.count(res["prompt"]) >= 1
-    assert joined.index(res["prompt"]) < joined.index(first_line[:60])
-    assert "### Agent" in transcript
-    assert res["transcript_name"] == "acp://transcript"
+    assert "## You" in transcript
+    assert transcript.count("    " + res["prompt"]) == 1, transcript  # as typed, an indented block
+    assert transcript.index("    " + res["prompt"]) < transcript.index("## Agent")
+    assert "## Agent" in transcript
+    name = res["transcript_name"]
+    assert f"/transcripts/acp-sidecar-demo/{res['session_id']}" in name and name.endswith(".md"), name
     assert res["transcript_filetype"] == "markdown"
-    assert res["transcript_buftype"] == "nofile"
-    assert res["transcript_attached_clients"] == 0, "the sidecar must not attach to the transcript"
-    # The transcript window followed the stream (auto-scroll).
+    assert res["transcript_attached_clients"] == 1, "the sidecar keeps the document live"
     assert res["transcript_window_opened"]
-    assert res["transcript_cursor"][0] == res["transcript_line_count"], res
 
     # The statusline shows the automatic title (from the first prompt's first words).
     status = res["status"]
@@ -187,7 +185,7 @@ def test_new_session_mode_and_model(nvim_env: NvimEnv) -> None:
     assert res["after_model"]["model"] != first["model"], (first, res["after_model"])
     # The agent reports its model option: :AcpModel completes its ids.
     assert {"demo-fast", "demo-smart"} <= set(res["model_completion"]), res["model_completion"]
-    assert "_model: demo-smart_" in res["transcript"], res["transcript"]
+    assert "_Model: Demo Smart_" in res["transcript"], res["transcript"]
 
 
 def test_chat_context_pickers_completion_notification_and_keymaps(nvim_env: NvimEnv) -> None:

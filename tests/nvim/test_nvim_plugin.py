@@ -1,6 +1,6 @@
 """The Neovim plugin in a real headless Neovim, without a sidecar: loading,
-setup, statusline escaping, transcript rendering from synthetic
-notifications, init options, health check."""
+setup, statusline escaping, choices from synthetic notifications, init
+options, health check."""
 
 from __future__ import annotations
 
@@ -25,13 +25,15 @@ def test_plugin_is_lazy_and_setup_registers_commands(nvim_bin: str, tmp_path: Pa
         vim.wait(100)
         local names = {}
         for _, n in ipairs({ "AcpPrompt", "AcpCancel", "AcpRename", "AcpSessions", "AcpNew",
-                             "AcpMode", "AcpModel", "AcpLog", "AcpTranscript" }) do
+                             "AcpMode", "AcpModel", "AcpLog", "AcpChat", "AcpPermission" }) do
           names[n] = vim.fn.exists(":" .. n)
         end
+        -- The stream's event log is gone: the chat is the transcript document, :AcpLog the raw view.
+        local gone = vim.fn.exists(":AcpTranscript")
         local bad = { pcall(require("acp_sidecar").setup, { cmd = "acp-sidecar" }) }
         return {
           before = before, loaded = loaded, lsp_before = lsp_before or false,
-          names = names, enabled = vim.lsp.is_enabled("acp_sidecar"),
+          names = names, gone = gone, enabled = vim.lsp.is_enabled("acp_sidecar"),
           statusline = require("acp_sidecar").statusline(),
           bad_ok = bad[1], bad_err = tostring(bad[2]),
         }
@@ -41,6 +43,7 @@ def test_plugin_is_lazy_and_setup_registers_commands(nvim_bin: str, tmp_path: Pa
     assert res["loaded"] == 1
     assert res["before"] == 0 and res["lsp_before"] is False
     assert all(v == 2 for v in res["names"].values()), res["names"]
+    assert res["gone"] == 0
     assert res["enabled"] is True
     assert res["statusline"] == ""
     assert res["bad_ok"] is False and "cmd" in res["bad_err"]
@@ -90,168 +93,36 @@ def test_statusline_escaping(nvim_bin: str, tmp_path: Path) -> None:
         assert r["plain"] == r["text"], r
 
 
-def test_transcript_renders_stream(nvim_bin: str, tmp_path: Path) -> None:
+def test_choices_and_slash_commands_come_from_acp_status(nvim_bin: str, tmp_path: Path) -> None:
+    # :AcpMode, :AcpModel and :AcpPrompt complete what acp/status offers; the raw stream teaches
+    # the plugin nothing (the sidecar keeps that state: one place decides).
     res = run_lua(
         nvim_bin,
-        r"""
+        """
         require("acp_sidecar").setup({ cmd = { "/nonexistent/acp-sidecar" } })
         local h = require("acp_sidecar.handlers")
-        local tr = require("acp_sidecar.transcript")
-        local ctx = { client_id = 1 }
-        local function upd(u, extra)
-          local p = vim.tbl_extend("force",
-            { sessionId = "s1", turnId = "t1", replay = false, update = u }, extra or {})
-          h.session_update(nil, p, ctx)
-        end
-        local function chunk(kind, text, extra)
-          upd({ sessionUpdate = kind, content = { type = "text", text = text } }, extra)
-        end
-        h.status(nil, { sessionId = "s1", title = "T", state = "idle" }, ctx)
-        local win_before = vim.api.nvim_get_current_win()
-        tr.open()
-        local twin = vim.api.nvim_get_current_win()
-        -- The plugin echoes the prompt once the turn runs, and skips the agent's echo.
-        tr.prompt_sent()
-        tr.prompt_answered("Explain X", { sessionId = "s1", turnId = "t1", position = 0 })
-        h.turn(nil, { sessionId = "s1", turnId = "t1", state = "running" }, ctx)
-        chunk("user_message_chunk", "Explain X")
-        chunk("agent_thought_chunk", "thinking\nmore")
-        chunk("agent_message_chunk", "Hel")
-        chunk("agent_message_chunk", "lo\nworld")
-        upd({ sessionUpdate = "tool_call", toolCallId = "c1", title = "Read README.md", kind = "read",
-              status = "pending" })
-        upd({ sessionUpdate = "tool_call", toolCallId = "c2", title = "Edit \27[31mx", kind = "edit",
-              status = "pending" })
-        upd({ sessionUpdate = "plan", entries = {
-          { content = "step one", status = "in_progress", priority = "high" },
-          { content = "step two", status = "pending", priority = "low" } } })
-        upd({ sessionUpdate = "tool_call_update", toolCallId = "c1", status = "completed" })
-        upd({ sessionUpdate = "plan", entries = {
-          { content = "step one", status = "completed", priority = "high" },
-          { content = "step two", status = "in_progress", priority = "low" },
-          { content = "step three", status = "pending", priority = "low" } } })
-        upd({ sessionUpdate = "tool_call_update", toolCallId = "c2", status = "failed",
-              content = { { type = "diff", path = "/tmp/x.txt", oldText = "a", newText = "b" } } })
-        chunk("agent_message_chunk", " done.")
-        upd({ sessionUpdate = "current_mode_update", currentModeId = "code" })
-        upd({ sessionUpdate = "future_kind_xyz", someField = { nested = { 1, 2 } } })
-        h.turn(nil, { sessionId = "s1", turnId = "t1", state = "ended", stopReason = "cancelled",
-                      error = vim.NIL }, ctx)
-        local lines = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        local cursor = vim.api.nvim_win_get_cursor(twin)[1]
-        local count = vim.api.nvim_buf_line_count(tr.buf())
-        -- Another session becomes active: the buffer switches; a load replays.
-        h.status(nil, { sessionId = "s2", title = "Other", state = "idle" }, ctx)
-        local other = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        upd({ sessionUpdate = "user_message_chunk", content = { type = "text", text = "old question" } },
-            { sessionId = "s2", turnId = vim.NIL, replay = true })
-        upd({ sessionUpdate = "agent_message_chunk", content = { type = "text", text = "old answer" } },
-            { sessionId = "s2", turnId = vim.NIL, replay = true })
-        local replayed = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        -- Loading it again replays again: no duplicate.
-        tr.expect_replay("s2")
-        upd({ sessionUpdate = "user_message_chunk", content = { type = "text", text = "old question" } },
-            { sessionId = "s2", turnId = vim.NIL, replay = true })
-        upd({ sessionUpdate = "agent_message_chunk", content = { type = "text", text = "old answer" } },
-            { sessionId = "s2", turnId = vim.NIL, replay = true })
-        upd({ sessionUpdate = "agent_message_chunk", content = { type = "text", text = "new" } },
-            { sessionId = "s2", turnId = "t9", replay = false })
-        local replayed2 = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        h.status(nil, { sessionId = "s1", title = "T", state = "idle" }, ctx)
-        local back = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        local meta = require("acp_sidecar.state").session_meta("s1")
+        h.status(nil, { sessionId = "s1", title = vim.NIL, state = "idle",
+          modes = { { id = "ask", name = "Ask" }, { id = "code", name = "Code" } },
+          models = { { id = "demo-fast", name = "Demo Fast" } },
+          commands = { { name = "help", description = "Help", hint = vim.NIL },
+                       { name = "edit", description = "Edit", hint = "path" } } }, { client_id = 1 })
+        h.session_update(nil, { sessionId = "s1", update = { sessionUpdate = "available_commands_update",
+          availableCommands = { { name = "stream-only" } } } })
+        h.session_update(nil, { sessionId = "s1", update = { sessionUpdate = "current_mode_update",
+          currentModeId = "stream-mode" } })
         return {
-          lines = lines, cursor = cursor, count = count, other = other, replayed = replayed,
-          replayed2 = replayed2, back_same = vim.deep_equal(back, lines),
-          modes = meta.modes, name = vim.api.nvim_buf_get_name(tr.buf()),
-          ft = vim.bo[tr.buf()].filetype, bt = vim.bo[tr.buf()].buftype,
-          modifiable = vim.bo[tr.buf()].modifiable, moved = win_before ~= twin,
+          modes = vim.fn.getcompletion("AcpMode ", "cmdline"),
+          models = vim.fn.getcompletion("AcpModel ", "cmdline"),
+          commands = vim.fn.getcompletion("AcpPrompt /", "cmdline"),
+          edit = vim.fn.getcompletion("AcpPrompt /e", "cmdline"),
         }
         """,
         tmp_path,
     )
-    assert res["lines"] == [
-        "### You",
-        "",
-        "Explain X",
-        "",
-        "### Thinking",
-        "",
-        "> thinking",
-        "> more",
-        "",
-        "### Agent",
-        "",
-        "Hello",
-        "world",
-        "",
-        "- [read] Read README.md (completed)",
-        "- [edit] Edit x (failed) → /tmp/x.txt",
-        "",
-        "**Plan**",
-        "- [x] step one",
-        "- [ ] step two (in progress)",
-        "- [ ] step three",
-        "",
-        " done.",
-        "",
-        "_mode: code_",
-        "",
-        "_turn ended: cancelled_",
-        "",
-    ], res["lines"]
-    assert res["cursor"] == res["count"], "the transcript window follows the stream"
-    assert res["other"] in ([], [""])
-    assert res["replayed"] == ["### You", "", "old question", "", "### Agent", "", "old answer"]
-    assert res["replayed2"] == [
-        "### You",
-        "",
-        "old question",
-        "",
-        "### Agent",
-        "",
-        "old answer",
-        "",
-        "new",
-    ]
-    assert res["back_same"] is True
-    assert res["modes"] == ["code"]
-    assert res["name"] == "acp://transcript"
-    assert (res["ft"], res["bt"], res["modifiable"]) == ("markdown", "nofile", False)
-
-
-def test_transcript_is_bounded(nvim_bin: str, tmp_path: Path) -> None:
-    res = run_lua(
-        nvim_bin,
-        r"""
-        require("acp_sidecar").setup({ cmd = { "/nonexistent/acp-sidecar" },
-                                       transcript = { max_lines = 100 } })
-        local h = require("acp_sidecar.handlers")
-        local tr = require("acp_sidecar.transcript")
-        h.status(nil, { sessionId = "s1", title = "T", state = "running" }, {})
-        tr.buf()
-        local function upd(u)
-          h.session_update(nil, { sessionId = "s1", turnId = "t1", replay = false, update = u }, {})
-        end
-        upd({ sessionUpdate = "tool_call", toolCallId = "early", title = "early", kind = "read",
-              status = "pending" })
-        for i = 1, 1000 do
-          upd({ sessionUpdate = "agent_message_chunk",
-                content = { type = "text", text = "line " .. i .. "\n" } })
-        end
-        upd({ sessionUpdate = "tool_call", toolCallId = "late", title = "late", kind = "read",
-              status = "pending" })
-        upd({ sessionUpdate = "tool_call_update", toolCallId = "early", status = "completed" })
-        upd({ sessionUpdate = "tool_call_update", toolCallId = "late", status = "completed" })
-        local lines = vim.api.nvim_buf_get_lines(tr.buf(), 0, -1, false)
-        return { n = #lines, doc_n = #tr.lines("s1"), last = lines[#lines],
-                 same = vim.deep_equal(lines, tr.lines("s1")) }
-        """,
-        tmp_path,
-    )
-    assert res["n"] <= 100, res
-    assert res["same"] is True
-    assert res["last"] == "- [read] late (completed)"
+    assert res["modes"] == ["ask", "code"], res
+    assert res["models"] == ["demo-fast"], res
+    assert res["commands"] == ["/help", "/edit"], res
+    assert res["edit"] == ["/edit"], res
 
 
 def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
@@ -378,7 +249,7 @@ def test_help_tags_and_demo_init(nvim_bin: str, tmp_path: Path) -> None:
         ":AcpSessions",
         "acp_sidecar-options",
         "acp_sidecar.statusline()",
-        "acp_sidecar-transcript",
+        "acp_sidecar-chat",
     ):
         assert want in tags, want
     assert res["setup"] is True

@@ -1,16 +1,14 @@
-// The chat view (a webview view): the active session's conversation as the
-// ChatModel has it, rendered by render.ts, and an input box. Changes are sent
-// to the webview in batches (a streamed answer is one update per batch, not
-// per chunk); a webview that was hidden and comes back gets everything again.
+// The chat view (a webview view): the active session's transcript document
+// rendered as Markdown (conversation.ts), what waits for the user below it
+// (live.ts: permission requests, edits to review, prompts not shown yet), and
+// an input box. Changes go to the webview at most every FLUSH_MS, each turn of
+// the conversation only when its text changed; a webview that was hidden and
+// comes back gets everything again.
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { ChatItem, ChatModel } from './chatModel';
-import type { HostMessage, RenderedItem, ViewMessage, ViewState } from './messages';
-import { renderItem } from './render';
-
-function render(item: ChatItem): string {
-  return renderItem(item, (path) => vscode.workspace.asRelativePath(path));
-}
+import { RenderedConversation } from './conversation';
+import { LiveArea } from './live';
+import type { HostMessage, ViewMessage, ViewState } from './messages';
 
 export const CHAT_VIEW_ID = 'acpSidecar.chat';
 const FLUSH_MS = 50;
@@ -20,16 +18,20 @@ export interface ChatActions {
   send(text: string): void;
   stop(): void;
   respond(requestId: string, optionId: string): void;
-  review(itemId: string, index: number): void;
+  review(card: string, index: number): void;
   openLink(href: string): void;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
-  readonly model = new ChatModel();
+  readonly live = new LiveArea();
+  private readonly conversation = new RenderedConversation();
   private view: vscode.WebviewView | undefined;
-  private readonly dirty = new Set<string>();
+  private document: string | undefined;
+  private documentDirty = false;
+  private liveDirty = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private header = 'ACP: no session yet';
+  running = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -76,7 +78,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 </head>
 <body>
 <div id="header"></div>
-<div id="log" role="log" aria-live="polite"><div id="empty">Ask the agent something below. Enter sends, Shift+Enter adds a line.</div></div>
+<div id="log" role="log" aria-live="polite"><div id="empty">Ask the agent something below. Enter sends, Shift+Enter adds a line.</div><div id="conversation"></div><div id="live"></div></div>
 <div id="composer">
 <textarea id="input" rows="3" placeholder="Ask the agent… (Enter sends, Shift+Enter new line)" aria-label="Prompt"></textarea>
 <button id="send" title="Send (Enter)">Send</button>
@@ -90,7 +92,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private onMessage(m: ViewMessage): void {
     switch (m.type) {
       case 'ready':
-        this.post({ type: 'reset', items: this.model.all().map((i) => ({ id: i.id, html: render(i) })), state: this.state() });
+        this.post({ type: 'conversation', reset: true, ...this.everything() });
+        this.post({ type: 'live', html: this.liveHtml() });
+        this.post({ type: 'state', state: this.state() });
         break;
       case 'send':
         if (typeof m.text === 'string' && m.text.trim()) {
@@ -104,7 +108,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         this.actions.respond(String(m.requestId), String(m.optionId));
         break;
       case 'review':
-        this.actions.review(String(m.itemId), Number(m.index) || 0);
+        this.actions.review(String(m.card), Number(m.index) || 0);
         break;
       case 'openLink':
         this.actions.openLink(String(m.href));
@@ -112,44 +116,59 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  private everything(): { count: number; parts: ReturnType<RenderedConversation['all']> } {
+    const parts = this.conversation.all();
+    return { count: parts.length, parts };
+  }
+
+  private liveHtml(): string {
+    return this.live.html((path) => vscode.workspace.asRelativePath(path));
+  }
+
   private post(message: HostMessage): void {
     void this.view?.webview.postMessage(message);
   }
 
   private state(): ViewState {
-    return { running: this.model.running, header: this.header, pendingPermissions: this.model.pendingPermissions().length };
+    return { running: this.running, header: this.header };
   }
 
-  /** Items changed (ids from the model): they are sent with the next batch. */
-  changed(ids: string[]): void {
-    for (const id of ids) {
-      this.dirty.add(id);
-    }
-    if (ids.length > 0 && this.timer === undefined) {
+  /** The transcript document's text now (undefined: no document). */
+  setDocument(text: string | undefined): void {
+    this.document = text;
+    this.documentDirty = true;
+    this.schedule();
+  }
+
+  /** Something in the live area (or the running state) changed. */
+  changed(): void {
+    this.liveDirty = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer === undefined) {
       this.timer = setTimeout(() => this.flush(), FLUSH_MS);
     }
   }
 
   private flush(): void {
     this.timer = undefined;
-    const items: RenderedItem[] = [];
-    for (const id of this.dirty) {
-      const item = this.model.get(id);
-      if (item) {
-        items.push({ id, html: render(item) });
+    if (this.documentDirty) {
+      this.documentDirty = false;
+      if (this.document === undefined) {
+        this.conversation.clear();
+        this.post({ type: 'conversation', reset: true, count: 0, parts: [] });
+      } else {
+        const { count, changed } = this.conversation.update(this.document);
+        this.post({ type: 'conversation', reset: false, count, parts: changed });
       }
     }
-    this.dirty.clear();
-    if (items.length > 0) {
-      this.post({ type: 'upsert', items });
+    if (this.liveDirty) {
+      this.liveDirty = false;
+      this.post({ type: 'live', html: this.liveHtml() });
     }
     this.post({ type: 'state', state: this.state() });
-  }
-
-  /** Everything again (another session, or the history arrived first). */
-  refresh(): void {
-    this.dirty.clear();
-    this.post({ type: 'reset', items: this.model.all().map((i) => ({ id: i.id, html: render(i) })), state: this.state() });
   }
 
   setHeader(header: string): void {
@@ -161,10 +180,6 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   async reveal(): Promise<void> {
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
     this.post({ type: 'focusInput' });
-  }
-
-  get visible(): boolean {
-    return this.view?.visible ?? false;
   }
 
   dispose(): void {

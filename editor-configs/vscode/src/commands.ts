@@ -1,11 +1,12 @@
 // The palette commands (category ACP) that ask the user something first:
-// prompt with the selection, rename, session picker, mode and model pickers.
+// prompt with the selection, rename, session picker, mode and model pickers, the
+// agent's / commands. The choices are acp/status's (modes, models, commands).
 import * as vscode from 'vscode';
 import type { ChatView } from './chatView';
 import type { Controller } from './controller';
-import { AcpCommand, Choice, SessionEntry } from './protocol';
+import { AcpCommand, SessionEntry } from './protocol';
 import type { Sidecar } from './sidecar';
-import { currentId, escapeIcons, offeredIds, sanitize, sessionPick, truncate, validChoices } from './text';
+import { escapeIcons, sanitize, sessionPick, truncate, validChoices, validCommands } from './text';
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -20,32 +21,12 @@ export async function guarded(name: string, run: () => Promise<void>): Promise<v
   }
 }
 
-export class Commands implements vscode.Disposable {
-  private readonly subscription: vscode.Disposable;
-  /** Mode and model ids seen in updates, for sidecars whose acp/status has no `modes`/`models`. */
-  private readonly seen = { mode: new Set<string>(), model: new Set<string>() };
-
+export class Commands {
   constructor(
     private readonly sidecar: Sidecar,
     private readonly controller: Controller,
     private readonly chat: ChatView,
-  ) {
-    this.subscription = sidecar.onSessionUpdate((p) => {
-      const u = p.update ?? {};
-      if (u.sessionUpdate === 'config_option_update' && Array.isArray(u.configOptions)) {
-        for (const opt of u.configOptions as Array<Record<string, unknown>>) {
-          if (opt && (opt.category === 'mode' || opt.category === 'model')) {
-            offeredIds(opt).forEach((id) => this.seen[opt.category as 'mode' | 'model'].add(id));
-          }
-        }
-      } else if (u.sessionUpdate === 'current_mode_update') {
-        const id = currentId(u);
-        if (id) {
-          this.seen.mode.add(id);
-        }
-      }
-    });
-  }
+  ) {}
 
   /** Asks for a prompt (the selection, if any, goes along as context) and shows the answer in the chat. */
   async prompt(textArg?: unknown): Promise<void> {
@@ -110,15 +91,15 @@ export class Commands implements vscode.Disposable {
     await this.chat.reveal();
   }
 
+  /** An id from the choices acp/status offers (a command argument, else a quick pick; free text when none). */
   private async pickId(kind: 'mode' | 'model', arg: unknown): Promise<string | undefined> {
     if (typeof arg === 'string' && arg) {
       return arg;
     }
     await this.sidecar.ensureStarted();
     const status = this.sidecar.status;
-    const offered: Choice[] | undefined = validChoices(kind === 'mode' ? status?.modes : status?.models);
-    const current = (kind === 'mode' ? status?.modeId : status?.modelId) ?? currentId(kind === 'mode' ? status?.mode : status?.model);
-    const choices = offered ?? [...this.seen[kind]].map((id) => ({ id, name: id }));
+    const choices = validChoices(kind === 'mode' ? status?.modes : status?.models) ?? [];
+    const current = kind === 'mode' ? status?.modeId : status?.modelId;
     if (choices.length === 0) {
       return vscode.window.showInputBox({ prompt: `ACP: ${kind} id`, value: current ?? '' });
     }
@@ -140,14 +121,37 @@ export class Commands implements vscode.Disposable {
     }
   }
 
-  dispose(): void {
-    this.subscription.dispose();
-  }
-
   async setModel(arg?: unknown): Promise<void> {
     const id = await this.pickId('model', arg);
     if (id) {
       await this.sidecar.exec(AcpCommand.sessionSetModel, { modelId: id });
     }
+  }
+
+  /** The agent's `/` commands (acp/status `commands`): the chosen one is sent as a prompt, with its input if it takes one. */
+  async agentCommand(): Promise<void> {
+    await this.sidecar.ensureStarted();
+    const commands = validCommands(this.sidecar.status?.commands);
+    if (commands.length === 0) {
+      void vscode.window.showInformationMessage('ACP: the agent offers no / commands (for this session).');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      commands.map((c) => ({ label: `/${escapeIcons(c.name)}`, description: escapeIcons(c.description), command: c })),
+      { title: "ACP: the agent's commands", matchOnDescription: true },
+    );
+    if (!pick) {
+      return;
+    }
+    let text = `/${pick.command.name}`;
+    if (pick.command.hint) {
+      const input = await vscode.window.showInputBox({ prompt: `/${pick.command.name}`, placeHolder: pick.command.hint, ignoreFocusOut: true });
+      if (input === undefined) {
+        return;
+      }
+      text = input.trim() ? `${text} ${input.trim()}` : text;
+    }
+    await this.chat.reveal();
+    await this.controller.prompt(text);
   }
 }

@@ -1,17 +1,52 @@
 // Connects the sidecar's notifications to what the user sees (status bar, chat
 // view, permission notifications) and carries out what the user asks (send a
-// prompt, stop, answer, review, load a session with its history).
+// prompt, stop, answer, review, load a session). The chat's conversation is the
+// active session's transcript document, read from its file (which the sidecar
+// writes as the agent answers) each time the file changes. (Not opened as a
+// text document: the sidecar would keep it live through workspace/applyEdit,
+// and VS Code opens every text document with unsaved changes in an editor.)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ChatActions, ChatView } from './chatView';
-import { FileDiff, transcriptHistory } from './chatModel';
 import { DiffReview } from './diffReview';
+import type { PendingPrompt } from './live';
 import { Permissions } from './permissions';
-import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult } from './protocol';
+import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from './text';
 
-/** The most of a transcript document the chat view shows (its tail); the document has it all. */
-const MAX_HISTORY_BYTES = 1024 * 1024;
+/** The most of a transcript file the chat reads (its end): the document has it all. */
+const MAX_BYTES = 2 * 1024 * 1024;
+const CUT_STEP = 256 * 1024;
+/** How long a burst of file events waits before the file is read (the sidecar writes in pieces). */
+const READ_DELAY_MS = 15;
+
+/** The end of a transcript file, from a turn's start, when the file is over MAX_BYTES. */
+async function readTail(file: string): Promise<string> {
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    if (size <= MAX_BYTES) {
+      return (await handle.readFile()).toString('utf8');
+    }
+    // From a multiple of CUT_STEP: the cut moves only now and then, so the turns before the last
+    // one stay as they were (and are not rendered again) while the file grows.
+    const start = Math.ceil((size - MAX_BYTES) / CUT_STEP) * CUT_STEP;
+    const buffer = Buffer.alloc(size - start);
+    const { bytesRead } = await handle.read(buffer, 0, size - start, start);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    const turn = text.search(/\n\n## (You|Agent)\n/);
+    const note = '_… Earlier turns are in the transcript document ("ACP: Open the session transcript document")._\n\n';
+    return note + (turn >= 0 ? text.slice(turn + 2) : '');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The most turn ids remembered as started (a long session's oldest go first). */
+const MAX_TURNS = 200;
+const BUSY = new Set(['running', 'cancelling', 'waiting_permission']);
 
 /** The user's version of a file, through the editor like the user's own typing (unsaved), not to disk. */
 async function replaceText(uri: vscode.Uri, text: string): Promise<boolean> {
@@ -38,6 +73,16 @@ function errorText(err: unknown): string {
 export class Controller implements ChatActions, vscode.Disposable {
   readonly permissions: Permissions;
   private readonly disposables: vscode.Disposable[] = [];
+  /** The transcript file the chat shows, watched (its directory: a rewritten file is seen too). */
+  private watched: { file: string; watcher: fs.FSWatcher; timer?: ReturnType<typeof setTimeout> } | undefined;
+  private reading: Promise<void> = Promise.resolve();
+  /** Bumped whenever the chat follows another session: a document opened for an older one is not shown. */
+  private generation = 0;
+  /** Prompts sent from here whose answer has not come yet. */
+  private inflight = 0;
+  /** Turns of the shown session that started (their prompt is in the document). */
+  private readonly started = new Set<string>();
+  private busy = false;
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -45,42 +90,125 @@ export class Controller implements ChatActions, vscode.Disposable {
     private readonly diffReview: DiffReview,
     private readonly statusItem: vscode.StatusBarItem,
   ) {
-    this.permissions = new Permissions(sidecar, diffReview, (id) => this.toolDiffs(id));
+    this.permissions = new Permissions(sidecar, diffReview, (id) => this.chat.live.diffsOf(id));
     this.disposables.push(
       sidecar.onStatus((s) => this.onStatus(s)),
       sidecar.onSessionInfo((p) => this.onSessionInfo(p)),
       sidecar.onSessionUpdate((p) => {
-        this.follow(p.sessionId);
-        this.chat.changed(this.chat.model.update(p));
+        if (p.sessionId === this.chat.live.sessionId && this.chat.live.update(p)) {
+          this.chat.changed();
+        }
       }),
-      sidecar.onTurn((p) => this.chat.changed(this.chat.model.turn(p))),
+      sidecar.onTurn((p) => this.onTurn(p)),
       sidecar.onPermission((p) => {
         this.follow(p.sessionId);
-        this.chat.changed(this.chat.model.permission(p));
+        this.chat.live.permission(p);
+        this.chat.changed();
         this.permissions.onPermission(p);
       }),
       sidecar.onStarted(() => this.permissions.clear()),
+      { dispose: () => this.unwatch() },
     );
     this.onStatus(undefined);
   }
 
-  private toolDiffs(toolCallId: string): FileDiff[] {
-    const item = this.chat.model.get(`tool-${toolCallId}`);
-    return item && item.kind === 'tool' ? item.diffs : [];
-  }
-
   /** The chat shows the session the sidecar works on; another session starts a fresh conversation. */
   private follow(sessionId: string | null): void {
-    const model = this.chat.model;
-    if (!sessionId || model.sessionId === sessionId) {
+    const live = this.chat.live;
+    if (!sessionId || live.sessionId === sessionId) {
       return;
     }
-    if (model.sessionId === null) {
-      model.sessionId = sessionId; // the first session: what was typed before it existed stays
+    if (live.sessionId === null) {
+      live.sessionId = sessionId; // the first session: what was typed before it existed stays
+    } else {
+      live.reset(sessionId);
+      this.chat.setDocument(undefined);
+    }
+    this.started.clear();
+    this.generation += 1;
+    this.unwatch();
+    void this.openDocument(sessionId, this.generation);
+    this.chat.changed();
+  }
+
+  /** Finds the session's transcript document (created when missing), shows it and follows its file. */
+  private async openDocument(sessionId: string, generation: number): Promise<void> {
+    try {
+      const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
+      if (generation !== this.generation) {
+        return; // the chat follows another session by now
+      }
+      const file = vscode.Uri.parse(t.uri, true).fsPath;
+      const watcher = fs.watch(path.dirname(file), (_event, name) => {
+        if (!name || name.toString() === path.basename(file)) {
+          this.readSoon();
+        }
+      });
+      watcher.on('error', () => undefined); // the directory went away: nothing more to show
+      this.unwatch();
+      this.watched = { file, watcher };
+      this.readSoon();
+    } catch (err) {
+      if (generation === this.generation) {
+        this.chat.live.note(`The conversation cannot be shown: ${errorText(err)}`, 'warning');
+        this.chat.changed();
+      }
+    }
+  }
+
+  private unwatch(): void {
+    if (this.watched) {
+      clearTimeout(this.watched.timer);
+      this.watched.watcher.close();
+      this.watched = undefined;
+    }
+  }
+
+  /** Reads the watched file after a burst of changes; one read at a time, in order. */
+  private readSoon(): void {
+    const watched = this.watched;
+    if (!watched || watched.timer !== undefined) {
       return;
     }
-    model.reset(sessionId);
-    this.chat.refresh();
+    watched.timer = setTimeout(() => {
+      watched.timer = undefined;
+      this.reading = this.reading.then(async () => {
+        let text: string;
+        try {
+          text = await readTail(watched.file);
+        } catch {
+          return; // not there (yet): the next change reads it
+        }
+        if (this.watched === watched) {
+          this.chat.setDocument(text);
+          if (this.chat.live.shown(this.started)) {
+            this.chat.changed();
+          }
+        }
+      });
+    }, READ_DELAY_MS);
+  }
+
+  private onTurn(p: TurnParams): void {
+    this.follow(p.sessionId);
+    if (p.sessionId !== this.chat.live.sessionId || (p.state !== 'running' && p.state !== 'ended')) {
+      return;
+    }
+    this.started.add(String(p.turnId));
+    if (this.started.size > MAX_TURNS) {
+      this.started.delete(this.started.values().next().value as string);
+    }
+    if (p.state === 'ended' && this.chat.live.shown(this.started)) {
+      this.chat.changed();
+    }
+  }
+
+  private setRunning(): void {
+    const running = this.busy || this.inflight > 0;
+    if (running !== this.chat.running) {
+      this.chat.running = running;
+      this.chat.changed();
+    }
   }
 
   private onStatus(s: StatusParams | undefined): void {
@@ -94,11 +222,17 @@ export class Controller implements ChatActions, vscode.Disposable {
           : undefined;
     this.statusItem.show();
     if (s) {
-      if (s.sessionId === null && this.chat.model.sessionId !== null) {
-        this.chat.model.reset(null); // a new sidecar: the old conversation can be reopened from the picker
-        this.chat.refresh();
+      if (s.sessionId === null && this.chat.live.sessionId !== null) {
+        // A new sidecar: the old conversation can be reopened from the picker.
+        this.chat.live.reset(null);
+        this.generation += 1;
+        this.unwatch();
+        this.chat.setDocument(undefined);
+        this.chat.changed();
       }
       this.follow(s.sessionId);
+      this.busy = BUSY.has(String(s.state));
+      this.setRunning();
       const title = truncate(sanitize(s.title), 80) || (s.sessionId ? 'untitled session' : 'no session yet');
       const state = STATE_WORDS[sanitize(s.state)] ?? sanitize(s.state);
       this.chat.setHeader(`${title} · ${state}`);
@@ -123,14 +257,22 @@ export class Controller implements ChatActions, vscode.Disposable {
 
   /** Sends a prompt; it shows in the chat at once, the answer streams below it. */
   async prompt(text: string, context?: { uri: string; range: unknown }): Promise<void> {
-    const model = this.chat.model;
-    this.chat.changed(model.localPrompt(text));
+    const live = this.chat.live;
+    const pending: PendingPrompt = live.sent(text);
+    this.inflight += 1;
+    this.setRunning();
+    this.chat.changed();
     try {
       const result = await this.sidecar.exec<PromptResult>(AcpCommand.prompt, { text, ...(context ?? {}) });
       this.follow(result.sessionId);
-      this.chat.changed(model.promptAnswered(result));
+      live.answered(pending, String(result.turnId), result.position);
+      live.shown(this.started);
     } catch (err) {
-      this.chat.changed(model.promptAnswered(undefined, errorText(err)));
+      live.answered(pending, undefined, 0, errorText(err));
+    } finally {
+      this.inflight -= 1;
+      this.setRunning();
+      this.chat.changed();
     }
   }
 
@@ -139,7 +281,8 @@ export class Controller implements ChatActions, vscode.Disposable {
       .exec<{ cancelled: boolean }>(AcpCommand.cancel, {})
       .then((r) => {
         if (!r.cancelled) {
-          this.chat.changed([this.chat.model.note('Nothing is running.', 'info')]);
+          this.chat.live.note('Nothing is running.', 'info');
+          this.chat.changed();
         }
       })
       .catch((err: unknown) => void vscode.window.showErrorMessage(`ACP: cancel: ${errorText(err)}`));
@@ -150,22 +293,23 @@ export class Controller implements ChatActions, vscode.Disposable {
   }
 
   /** "Review diff" in the chat: a permission's edit, or a tool call's diff (Accept applies it). */
-  review(itemId: string, index: number): void {
-    const item = this.chat.model.get(itemId);
-    if (item?.kind === 'permission') {
-      void this.permissions.openReview(item.requestId, index);
+  review(card: string, index: number): void {
+    const [kind, id] = [card.slice(0, card.indexOf(':')), card.slice(card.indexOf(':') + 1)];
+    if (kind === 'permission') {
+      void this.permissions.openReview(id, index);
       return;
     }
-    if (item?.kind !== 'tool') {
+    const item = kind === 'edit' ? this.chat.live.edits.get(id) : undefined;
+    if (!item) {
       return;
     }
-    const waiting = this.chat.model.pendingPermissions().find((p) => p.toolCallId === item.toolCallId);
+    const waiting = this.chat.live.pendingPermissions().find((p) => p.toolCallId === item.toolCallId);
     if (waiting) {
       void this.permissions.openReview(waiting.requestId, index);
       return;
     }
     const diff = item.diffs[index];
-    const sessionId = this.chat.model.sessionId;
+    const sessionId = this.chat.live.sessionId;
     if (!diff || !sessionId) {
       return;
     }
@@ -211,53 +355,15 @@ export class Controller implements ChatActions, vscode.Disposable {
 
   // ------------------------------------------------------------------ sessions
 
-  /** Loads a session: it becomes active, and the chat shows its stored history. */
+  /** Loads a session: it becomes active, and the chat shows its transcript document (its whole history). */
   async loadSession(sessionId: string): Promise<void> {
     const result = await this.sidecar.exec<{ sessionId: string }>(AcpCommand.sessionLoad, { sessionId });
     this.follow(result.sessionId);
-    await this.showHistory(result.sessionId);
-    if (this.chat.model.all().length === 0) {
-      this.chat.changed([
-        this.chat.model.note('Session loaded. This sidecar keeps no transcript of it, so earlier messages are not shown.', 'info'),
-      ]);
-    }
     await this.chat.reveal();
-  }
-
-  /** The stored conversation (transcript document) of a session, when the sidecar keeps one. */
-  private async showHistory(sessionId: string): Promise<void> {
-    if (!this.sidecar.features.transcripts) {
-      return; // an older sidecar: the replay of session/load (if any) is the history
-    }
-    try {
-      const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
-      let bytes = await vscode.workspace.fs.readFile(vscode.Uri.parse(t.uri, true));
-      const cut = bytes.length > MAX_HISTORY_BYTES;
-      if (cut) {
-        bytes = bytes.slice(bytes.length - MAX_HISTORY_BYTES);
-      }
-      let text = transcriptHistory(new TextDecoder('utf-8').decode(bytes));
-      if (cut) {
-        text = `*(The start is in the transcript document: "ACP: Open the session transcript document".)*\n\n${text.slice(text.indexOf('\n') + 1)}`;
-      }
-      if (this.chat.model.sessionId === sessionId) {
-        this.chat.model.setHistory(text);
-        this.chat.refresh();
-      }
-    } catch (err) {
-      this.chat.changed([this.chat.model.note(`The stored history could not be read: ${errorText(err)}`, 'warning')]);
-    }
   }
 
   /** Opens the active session's transcript document in an editor. */
   async openTranscript(): Promise<void> {
-    if (!this.sidecar.features.transcripts) {
-      void vscode.window.showInformationMessage(
-        'ACP: this sidecar keeps no transcript documents (it predates them); the chat view shows the conversation.',
-      );
-      await this.chat.reveal();
-      return;
-    }
     const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, {});
     await vscode.window.showTextDocument(vscode.Uri.parse(t.uri, true), { preview: false });
   }

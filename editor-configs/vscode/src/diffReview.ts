@@ -12,8 +12,7 @@
 // agent's old and new text are shown instead, read-only.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { FileDiff } from './chatModel';
-import { isCurrent, proposalFor, type Proposal } from './proposals';
+import { isCurrent, proposalFor, type FileDiff, type Proposal } from './proposals';
 import { sanitize, truncate } from './text';
 
 export const PROPOSED_SCHEME = 'acp-proposed';

@@ -8,6 +8,7 @@ import { Controller } from './controller';
 import { DiffReview } from './diffReview';
 import { toProposals } from './proposals';
 import { AcpCommand } from './protocol';
+import { Questions } from './questions';
 import { Sidecar } from './sidecar';
 
 let sidecar: Sidecar | undefined;
@@ -28,13 +29,14 @@ export function activate(context: vscode.ExtensionContext): void {
     send: (text) => controller?.send(text),
     stop: () => controller?.stop(),
     respond: (requestId, optionId) => controller?.respond(requestId, optionId),
-    review: (itemId, index) => controller?.review(itemId, index),
+    review: (card, index) => controller?.review(card, index),
     openLink: (href) => controller?.openLink(href),
   });
   controller = new Controller(running, chat, review, statusItem);
   const commands = new Commands(running, controller, chat);
   const ctl = controller;
-  context.subscriptions.push(log, statusItem, running, review, chat, ctl, commands);
+  const questions = new Questions(running, log);
+  context.subscriptions.push(log, statusItem, running, review, chat, ctl, questions);
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat));
 
   const register = (id: string, fn: (...args: unknown[]) => Promise<void>) =>
@@ -48,6 +50,7 @@ export function activate(context: vscode.ExtensionContext): void {
   register('acpSidecar.newSession', () => commands.newSession());
   register('acpSidecar.setMode', (id) => commands.setMode(id));
   register('acpSidecar.setModel', (id) => commands.setModel(id));
+  register('acpSidecar.agentCommand', () => commands.agentCommand());
   register('acpSidecar.showTranscript', () => ctl.openTranscript());
   register('acpSidecar.showLog', async () => log.show(true));
   register('acpSidecar.restart', () => running.restart());

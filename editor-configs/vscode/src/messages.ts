@@ -1,8 +1,9 @@
 // Messages between the extension host and the chat webview (both sides import this).
 
-/** One rendered chat item: its id and its HTML (already safe: see render.ts). */
-export interface RenderedItem {
-  id: string;
+/** One rendered turn of the conversation (its HTML is already safe: see conversation.ts). */
+export interface RenderedPart {
+  index: number;
+  kind: 'you' | 'agent' | 'other';
   html: string;
 }
 
@@ -11,13 +12,13 @@ export interface ViewState {
   running: boolean;
   /** One line about the session: title and state. */
   header: string;
-  /** Permission requests waiting for an answer. */
-  pendingPermissions: number;
 }
 
 export type HostMessage =
-  | { type: 'reset'; items: RenderedItem[]; state: ViewState }
-  | { type: 'upsert'; items: RenderedItem[] }
+  /** The conversation has `count` parts; `parts` are the ones that changed (reset: all of them). */
+  | { type: 'conversation'; reset: boolean; count: number; parts: RenderedPart[] }
+  /** What waits below the conversation (permission requests, edits, prompts not shown yet). */
+  | { type: 'live'; html: string }
   | { type: 'state'; state: ViewState }
   | { type: 'focusInput' };
 
@@ -26,5 +27,5 @@ export type ViewMessage =
   | { type: 'send'; text: string }
   | { type: 'stop' }
   | { type: 'respond'; requestId: string; optionId: string }
-  | { type: 'review'; itemId: string; index: number }
+  | { type: 'review'; card: string; index: number }
   | { type: 'openLink'; href: string };

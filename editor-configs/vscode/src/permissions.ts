@@ -3,9 +3,8 @@
 // Dismissing the notification answers nothing: the request stays pending,
 // shown in the chat view and in "ACP: Answer a pending permission request…".
 import * as vscode from 'vscode';
-import { FileDiff, toolCallDiffs } from './chatModel';
 import { DiffReview } from './diffReview';
-import { proposalFor, toProposals } from './proposals';
+import { proposalFor, toProposals, toolCallDiffs, type FileDiff } from './proposals';
 import { AcpCommand, PermissionOption, PermissionParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { escapeIcons, sanitize, truncate } from './text';

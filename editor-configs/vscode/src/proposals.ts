@@ -60,3 +60,24 @@ export function proposalFor(proposals: readonly Proposal[], path: string): Propo
 export function isCurrent(proposal: Proposal, openVersion: number | undefined): boolean {
   return openVersion !== undefined && proposal.version === openVersion;
 }
+
+/** One file change of a tool call (ACP `diff` content), as the agent sent it: shown as it is when no proposal fits. */
+export interface FileDiff {
+  path: string;
+  oldText: string | null;
+  newText: string;
+}
+
+/** The `diff` blocks of a tool call's content. */
+export function toolCallDiffs(content: unknown): FileDiff[] {
+  if (!Array.isArray(content)) {
+    return [];
+  }
+  const out: FileDiff[] = [];
+  for (const c of content) {
+    if (isRecord(c) && c.type === 'diff' && typeof c.path === 'string' && typeof c.newText === 'string') {
+      out.push({ path: c.path, oldText: typeof c.oldText === 'string' ? c.oldText : null, newText: c.newText });
+    }
+  }
+  return out;
+}

@@ -17,6 +17,7 @@ export const AcpCommand = {
   editApply: 'acp.edit.apply',
   editProposals: 'acp.edit.proposals',
   permissionRespond: 'acp.permission.respond',
+  elicitationRespond: 'acp.elicitation.respond',
   authenticate: 'acp.authenticate',
   status: 'acp.status',
 } as const;
@@ -28,6 +29,7 @@ export const AcpNotification = {
   sessionUpdate: 'acp/sessionUpdate',
   turn: 'acp/turn',
   permission: 'acp/permission',
+  elicitation: 'acp/elicitation',
 } as const;
 
 export type AgentState =
@@ -36,6 +38,7 @@ export type AgentState =
   | 'running'
   | 'cancelling'
   | 'waiting_permission'
+  | 'waiting_input'
   | 'disconnected'
   | 'error';
 
@@ -45,15 +48,23 @@ export interface Choice {
   name?: string | null;
 }
 
+/** One of the agent's `/` commands (`commands` of acp/status). */
+export interface AgentCommand {
+  name: string;
+  description: string;
+  hint: string | null;
+}
+
 export interface StatusParams {
   sessionId: string | null;
   title: string | null;
   state: AgentState | string;
   agent?: { name?: string | null; title?: string | null; version?: string | null } | null;
-  mode?: unknown;
+  mode?: string | null;
   modeId?: string | null;
   modes?: Choice[] | null;
-  model?: unknown;
+  commands?: AgentCommand[] | null;
+  model?: string | null;
   modelId?: string | null;
   models?: Choice[] | null;
   usage?: { used?: number; size?: number; cost?: { amount?: number; currency?: string } | null } | null;
@@ -94,6 +105,30 @@ export interface PermissionOption {
   optionId: string;
   name: string;
   kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | string;
+}
+
+/** One field of an agent's question, as the sidecar read it (docs/protocol.md, Elicitation). */
+export interface ElicitationField {
+  name: string;
+  kind: 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'multiselect';
+  title: string;
+  required: boolean;
+  description?: string | null;
+  default?: unknown;
+  options?: { value: string; title: string }[];
+}
+
+/** `acp/elicitation`: an agent's question, pending, resolved or (a URL) completed. */
+export interface ElicitationParams {
+  elicitationId: string;
+  sessionId: string | null;
+  mode: 'form' | 'url';
+  message: string;
+  title?: string | null;
+  fields?: ElicitationField[];
+  url?: string;
+  state: 'pending' | 'resolved' | 'completed';
+  action: string | null;
 }
 
 export interface PermissionParams {
@@ -158,7 +193,7 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
     permissions: s.permissions,
     rename: { timeoutMs: s.renameTimeoutMs, fallback: s.renameFallback },
     titles: { maxLength: clamp(s.titlesMaxLength, TITLE_MAX_LENGTH.min, TITLE_MAX_LENGTH.max) },
-    notify: { permissionDialog: false },
+    notify: { permissionDialog: false, elicitationDialog: false },
     transcript: { showOnPrompt: false },
   };
   const command = s.agentCommand.filter((x) => typeof x === 'string' && x.length > 0);
@@ -176,9 +211,12 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   return init;
 }
 
+type NewerOption = 'permissionDialog' | 'elicitationDialog' | 'transcript';
+
 /** Options this extension sends that only newer sidecars know, and the feature each stands for. */
-const NEWER_OPTIONS: Record<string, 'permissionDialog' | 'transcript'> = {
+const NEWER_OPTIONS: Record<string, NewerOption> = {
   'notify.permissionDialog': 'permissionDialog',
+  'notify.elicitationDialog': 'elicitationDialog',
   transcript: 'transcript',
   'transcript.showOnPrompt': 'transcript',
 };
@@ -192,7 +230,7 @@ const NEWER_OPTIONS: Record<string, 'permissionDialog' | 'transcript'> = {
  * problem: the features those keys stand for are returned (else undefined,
  * and the message is shown as it is).
  */
-export function olderSidecarOptions(message: string): Array<'permissionDialog' | 'transcript'> | undefined {
+export function olderSidecarOptions(message: string): NewerOption[] | undefined {
   const text = message.trim();
   const keys: string[] = [];
   const single = /^acp-sidecar: initializationOptions(?:\.([A-Za-z]+))?: unknown key '([A-Za-z]+)' ignored$/.exec(text);

@@ -23,6 +23,7 @@ import {
   Settings,
   StatusParams,
   TurnParams,
+  ElicitationParams,
   initializationOptions,
   olderSidecarOptions,
 } from './protocol';
@@ -62,12 +63,14 @@ export class Sidecar implements vscode.Disposable {
   private readonly updateEmitter = new vscode.EventEmitter<SessionUpdateParams>();
   private readonly turnEmitter = new vscode.EventEmitter<TurnParams>();
   private readonly permissionEmitter = new vscode.EventEmitter<PermissionParams>();
+  private readonly elicitationEmitter = new vscode.EventEmitter<ElicitationParams>();
   private readonly startedEmitter = new vscode.EventEmitter<Features>();
   readonly onStatus = this.statusEmitter.event;
   readonly onSessionInfo = this.sessionInfoEmitter.event;
   readonly onSessionUpdate = this.updateEmitter.event;
   readonly onTurn = this.turnEmitter.event;
   readonly onPermission = this.permissionEmitter.event;
+  readonly onElicitation = this.elicitationEmitter.event;
   /** A sidecar was started (again): its features. */
   readonly onStarted = this.startedEmitter.event;
 
@@ -193,6 +196,7 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(AcpNotification.sessionUpdate, (p: SessionUpdateParams) => current() && this.updateEmitter.fire(p));
     client.onNotification(AcpNotification.turn, (p: TurnParams) => current() && this.turnEmitter.fire(p));
     client.onNotification(AcpNotification.permission, (p: PermissionParams) => current() && this.permissionEmitter.fire(p));
+    client.onNotification(AcpNotification.elicitation, (p: ElicitationParams) => current() && this.elicitationEmitter.fire(p));
     // Replaces vscode-languageclient's own handler: the same, except for the
     // options this extension sends that an older sidecar does not know yet.
     client.onNotification(ShowMessageNotification.type, (p) => {

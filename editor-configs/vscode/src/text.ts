@@ -1,6 +1,6 @@
 // Untrusted text (titles, tool call titles, ids) made safe for one line of
 // VS Code UI: status bar, quick picks, notifications. Pure, unit-tested.
-import type { Choice, SessionEntry, StatusParams } from './protocol';
+import type { AgentCommand, Choice, SessionEntry, StatusParams } from './protocol';
 
 // Escape sequences (CSI, OSC/DCS/APC/PM/SOS strings, other ESC pairs), C0/C1
 // controls, DEL and bidi overrides.
@@ -101,60 +101,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A mode/model field of acp/status as text (a display name, or an object from older sidecars). */
+/** A mode/model display name of acp/status. */
 function displayName(v: unknown): string | undefined {
-  return typeof v === 'string' ? sanitize(v) || undefined : currentId(v);
-}
-
-/** The current id of a mode/model field or config option (a plain id or an object). */
-export function currentId(v: unknown): string | undefined {
-  if (typeof v === 'string') {
-    return sanitize(v) || undefined;
-  }
-  if (isRecord(v)) {
-    for (const key of ['currentModeId', 'currentModelId', 'currentValue', 'id', 'value']) {
-      const x = v[key];
-      if (typeof x === 'string') {
-        return sanitize(x);
-      }
-    }
-  }
-  return undefined;
-}
-
-/** Every id a mode/model field or config option offers (for sidecars without `modes`/`models`). */
-export function offeredIds(v: unknown): string[] {
-  const out = new Set<string>();
-  const cur = currentId(v);
-  if (cur) {
-    out.add(cur);
-  }
-  if (isRecord(v)) {
-    for (const key of ['availableModes', 'availableModels', 'options']) {
-      const list = v[key];
-      if (!Array.isArray(list)) {
-        continue;
-      }
-      for (const item of list) {
-        if (!isRecord(item)) {
-          continue;
-        }
-        for (const idKey of ['id', 'modelId', 'value']) {
-          if (typeof item[idKey] === 'string') {
-            out.add(item[idKey] as string);
-          }
-        }
-        if (Array.isArray(item.options)) {
-          for (const g of item.options) {
-            if (isRecord(g) && typeof g.value === 'string') {
-              out.add(g.value);
-            }
-          }
-        }
-      }
-    }
-  }
-  return [...out];
+  return typeof v === 'string' ? sanitize(v) || undefined : undefined;
 }
 
 /** The choices of acp/status `modes`/`models` that are well-formed. */
@@ -163,6 +112,20 @@ export function validChoices(list: unknown): Choice[] | undefined {
     return undefined;
   }
   return list.filter((c): c is Choice => isRecord(c) && typeof c.id === 'string' && c.id.length > 0);
+}
+
+/** The agent's `/` commands of acp/status that are well-formed (made safe to show). */
+export function validCommands(list: unknown): AgentCommand[] {
+  if (!Array.isArray(list)) {
+    return [];
+  }
+  return list
+    .filter((c): c is AgentCommand => isRecord(c) && typeof c.name === 'string' && c.name.length > 0 && !/\s/.test(c.name))
+    .map((c) => ({
+      name: c.name,
+      description: sanitize(c.description),
+      hint: typeof c.hint === 'string' && sanitize(c.hint) ? sanitize(c.hint) : null,
+    }));
 }
 
 // ------------------------------------------------------------------ sessions

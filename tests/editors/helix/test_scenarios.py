@@ -228,3 +228,22 @@ def test_quit_leaves_no_process_even_when_the_agent_ignores_sigterm(tmp_path: Pa
         helix.quit()
     finally:
         helix.close()
+
+
+def test_an_agents_question_of_choices_is_answered_in_popups(helix: HelixEditor) -> None:
+    """ACP elicitation in real Helix: one popup per field of a choice form; the agent's answer
+    is shown in the conversation Helix opened."""
+    helix.start("main.py")
+    helix.wait_agent_ready()
+    helix.workspace_command("acp.prompt", '"#elicit=choice"')
+    helix.wait_screen(r"The agent asks: A few details, please — Channel")
+    assert helix.selected_item(["stable", "beta", "Decline"]) == "stable"
+    helix.send_keys("Down")
+    helix.wait_until(lambda: helix.selected_item(["stable", "beta", "Decline"]) == "beta", "beta selected")
+    helix.send_keys("Enter")
+    helix.wait_screen(r"The agent asks: A few details, please — Notify the team")
+    helix.send_keys("Enter")  # Yes, preselected
+    helix.wait_turns_ended(1)
+    helix.wait_screen(
+        r'Elicitation answer: \{"action": "accept", "content": \{"channel": "beta", "notify": true\}\}'
+    )

@@ -24,14 +24,17 @@ EDIT_LINE = "Edited by the acp-sidecar demo agent."
 ASKS = "the agent asks to run"
 # The demo agent sends an edit's diff as only the changed part, as claude-agent-acp's Edit does.
 SNIPPET_DIFFS = {"ACP_DEMO_DIFFS": "snippet"}
+# The conversation: the transcript document's turns.
+YOU = "#conversation section.you"
+AGENT = "#conversation section.agent"
 
 
 def start_session(workbench: Workbench, prompt: str) -> None:
     """Opens the chat, sends a prompt, waits for its answer to end (status bar idle)."""
     workbench.open_chat()
     workbench.chat_send(prompt)
-    workbench.wait_chat(".msg.user", prompt)
-    workbench.wait_chat(".msg.agent")
+    workbench.wait_chat(YOU, prompt)
+    workbench.wait_chat(AGENT)
     workbench.wait_status(r"· idle$", timeout=90.0)
 
 
@@ -58,7 +61,7 @@ def accept_review(workbench: Workbench) -> None:
     workbench.click('.editor-actions a.action-label[aria-label*="Accept the agent"]')
     workbench.wait_for(".monaco-diff-editor", state="hidden")
     workbench.wait_chat(".permission.resolved", "Answered: Allow")
-    workbench.wait_chat(".tool.status-completed", "README.md")
+    workbench.wait_conversation("Edit README.md — completed")
 
 
 def change_proposal(workbench: Workbench) -> str:
@@ -110,27 +113,27 @@ def test_prompt_typed_in_chat_streams_into_it(workbench: Workbench) -> None:
     workbench.press("Shift+Enter", selector="#input", scope="chat")
     workbench.call("type", text="slowly #slow=120")
     assert workbench.call("value", scope="chat", selector="#input") == "Explain README.md\nslowly #slow=120"
-    assert not workbench.texts(".msg.user", scope="chat")
-    # Enter sends: the prompt shows at once, the answer streams below it.
+    assert not workbench.texts(f"{YOU}, .msg.user", scope="chat")
+    # Enter sends: the prompt shows at once (then as the transcript has it), the answer streams below it.
     workbench.press("Enter", selector="#input", scope="chat")
-    workbench.wait_chat(".msg.user", "Explain README.md")
+    workbench.wait_chat(f"{YOU}, .msg.user", "Explain README.md")
     assert workbench.call("value", scope="chat", selector="#input") == ""
-    workbench.wait_chat(".msg.agent")
+    workbench.wait_chat(AGENT, "README.md is at the root")
     workbench.wait_for("#stop", scope="chat")  # a turn runs: Stop shows
-    first = workbench.texts(".msg.agent", scope="chat")[0]
+    first = workbench.texts(AGENT, scope="chat")[0]
     workbench.wait_status(r"· idle$", timeout=90.0)
-    final = workbench.texts(".msg.agent", scope="chat")[0]
+    workbench.wait_conversation("Turn ended")
+    final = workbench.texts(AGENT, scope="chat")[0]
     assert len(final) > len(first) and final.startswith(first.rstrip()[:10]), (first, final)
     assert "README.md" in final
     workbench.wait_for("#stop", scope="chat", state="hidden")
-    # The plan and the read tool call are part of the conversation.
-    tools = workbench.texts(".tool", scope="chat")
-    assert any("README.md" in t and "completed" in t for t in tools), tools
-    # The plan's last update may follow the turn's end by a batch: wait for it.
-    workbench.wait_until(
-        "a plan of three completed steps",
-        lambda: [p[:1] for p in workbench.texts(".plan li", scope="chat")] == ["☑"] * 3,
-    )
+    # The read tool call and the plan are part of the conversation (the plan where the turn ends).
+    assert "Read README.md — completed" in final, final
+    assert [p[:1] for p in workbench.texts(f"{AGENT} li.task", scope="chat")] == ["☑"] * 3, final
+    # The prompt shows once: as the transcript has it, the one typed here gone.
+    assert not workbench.texts(".msg.user", scope="chat")
+    # Twice: the prompt, and the answer quoting it.
+    assert workbench.conversation().count("Explain README.md") == 2, workbench.conversation()
     # The first prompt titled the session.
     assert "Explain README.md" in workbench.status_text()
     assert "Explain README.md" in workbench.chat_header()
@@ -141,22 +144,22 @@ def test_html_from_the_agent_is_shown_as_text(workbench: Workbench) -> None:
     # The demo agent's answer quotes the prompt's first words ("You asked about …"): markup in it
     # must show as text in the chat, and nothing in it may become an element or load.
     start_session(workbench, "Explain <b>bold</b> <img src=x onerror=alert(1)>")
-    answer = workbench.texts(".msg.agent", scope="chat")[0]
+    answer = workbench.texts(AGENT, scope="chat")[0]
     assert "<b>bold</b>" in answer and "<img src=x" in answer, answer
-    assert not workbench.texts(".msg.agent b, .msg.agent img, .msg.user b, .msg.user img", scope="chat")
-    assert "<b>bold</b>" in workbench.texts(".msg.user", scope="chat")[0]
+    assert not workbench.texts("#conversation b, #conversation img", scope="chat")
+    assert "<b>bold</b>" in workbench.texts(YOU, scope="chat")[0]
 
 
 def test_stop_button_cancels_the_running_turn(workbench: Workbench) -> None:
     workbench.open_chat()
     workbench.chat_send("Count for me #chunks=2000 #slow=100")
-    workbench.wait_chat(".msg.agent", "c3 ")
+    workbench.wait_chat(AGENT, "c3 ")
     workbench.wait_status(r"· running$")
     workbench.click("#stop", scope="chat")
-    workbench.wait_chat(".note", "The turn ended: cancelled")
+    workbench.wait_conversation("Cancelled (cancelled)")
     workbench.wait_for("#stop", scope="chat", state="hidden")
     workbench.wait_status(r"· idle$")
-    streamed = workbench.texts(".msg.agent", scope="chat")[0]
+    streamed = workbench.texts(AGENT, scope="chat")[0]
     assert not shows_chunk(streamed, 1999)
 
 
@@ -169,7 +172,7 @@ def test_permission_answered_dismissed_is_not_rejected(workbench: Workbench) -> 
     workbench.milestone("permission-notification")
     workbench.click_toast_button(ASKS, "Reject")
     workbench.wait_chat(".permission.resolved", "Answered: Reject")
-    workbench.wait_chat(".tool.status-failed")
+    workbench.wait_conversation("— failed")
     workbench.wait_status(r"· idle$")
     # Dismissed: still pending, answered later from the chat view.
     workbench.chat_send("#permission again")
@@ -182,7 +185,7 @@ def test_permission_answered_dismissed_is_not_rejected(workbench: Workbench) -> 
     workbench.milestone("permission-pending-in-chat")
     workbench.click(".permission.pending button", scope="chat", hasText="Allow")
     workbench.wait_chat(".permission.resolved", "Answered: Allow")
-    workbench.wait_chat(".tool.status-completed")
+    workbench.wait_conversation("— completed")
     workbench.wait_status(r"· idle$")
 
 
@@ -237,7 +240,7 @@ def test_tool_call_diff_reviewed_changed_and_applied(workbench: Workbench) -> No
     workbench.open_file("README.md")
     workbench.open_chat()
     workbench.chat_send("#edit=README.md")
-    workbench.wait_chat(".tool.status-failed", "README.md")
+    workbench.wait_conversation("Edit README.md — failed")
     workbench.wait_status(r"· idle$")
     workbench.click(".tool button", scope="chat", hasText="Review diff")
     workbench.wait_for(".tab", hasText="current ↔ agent's edit")
@@ -332,9 +335,10 @@ def test_reopening_a_session_shows_its_history(workbench: Workbench) -> None:
     workbench.run_command("ACP: Switch session…")
     workbench.pick("Explain README.md")
     workbench.wait_status(r"Explain README.md · idle$")
-    workbench.wait_chat(".history", "Explain README.md", timeout=90.0)
-    history = workbench.texts(".history", scope="chat")[0]
-    assert "README.md" in history and "Your prompt" not in history, history
+    workbench.wait_chat(YOU, "Explain README.md", timeout=90.0)
+    history = workbench.conversation()
+    assert "README.md is at the root" in history and "Your prompt" not in history, history
+    assert "acp-sidecar" not in history.replace("acp-sidecar demo agent", ""), history  # no marker comments
     # The whole document, prompt area included, opens in an editor.
     workbench.run_command("ACP: Open the session transcript document")
     workbench.wait_for(".editor-instance .monaco-editor .view-lines", hasText="Explain README.md")

@@ -181,6 +181,21 @@ class Workbench:
     def wait_chat(self, selector: str, has_text: str = "", timeout: float = WAIT_S) -> None:
         self.wait_for(selector, scope="chat", timeout=timeout, hasText=has_text)
 
+    def conversation(self) -> str:
+        """The conversation the chat shows: the session's transcript document, rendered."""
+        found = self.texts("#conversation", scope="chat")
+        return found[0] if found else ""
+
+    def wait_conversation(self, text: str, timeout: float = WAIT_S) -> None:
+        seen = [""]
+
+        def shows() -> bool:
+            seen[0] = self.conversation()
+            return text in seen[0]
+
+        what = lambda: f"{text!r} in the conversation (last seen {seen[0][-1500:]!r})"  # noqa: E731
+        self.wait_until(what, shows, timeout)
+
     def chat_header(self) -> str:
         found = self.texts("#header", scope="chat")
         return found[0] if found else ""

@@ -32,5 +32,5 @@ H.run(function()
     return false
   end, true)
   H.set("model_completion", vim.fn.getcompletion("AcpModel ", "cmdline"))
-  H.set("transcript", require("acp_sidecar.transcript").lines())
+  H.set("transcript", H.document_with("_Model: Demo Smart_"))
 end)

@@ -1,4 +1,4 @@
--- :AcpPrompt streams into the transcript; the statusline shows the auto title;
+-- :AcpPrompt streams into the chat (the transcript document); the statusline shows the auto title;
 -- the sidecar and agent processes are recorded so pytest can check that
 -- quitting Neovim leaves none behind.
 local H = dofile(vim.env.ACP_TEST_HELPER)
@@ -6,8 +6,12 @@ local H = dofile(vim.env.ACP_TEST_HELPER)
 H.run(function()
   H.begin("README.md")
   local file_win = vim.api.nvim_get_current_win()
-  vim.cmd("AcpTranscript")
-  local twin = vim.api.nvim_get_current_win()
+  local chat = require("acp_sidecar.chat")
+  vim.cmd("AcpChat")
+  H.wait("the chat window", 30000, function()
+    return chat.visible()
+  end)
+  local twin = chat.win
   H.set("transcript_window_opened", twin ~= file_win)
   vim.api.nvim_set_current_win(file_win)
 
@@ -26,7 +30,7 @@ H.run(function()
       return false
     end
     local first = vim.trim(vim.split(vim.trim(text), "\n")[1]):sub(1, 30)
-    local buf = require("acp_sidecar.transcript").buf()
+    local buf = vim.api.nvim_win_get_buf(twin)
     local joined = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
     return joined:find(first, 1, true) ~= nil
   end)
@@ -40,7 +44,7 @@ H.run(function()
     return s and s.state == "idle"
   end)
 
-  local buf = require("acp_sidecar.transcript").buf()
+  local buf = vim.api.nvim_win_get_buf(twin)
   H.set("session_id", sid)
   H.set("turn_ended", H.ended())
   H.set("agent_text", H.agent_text(sid))
@@ -50,7 +54,7 @@ H.run(function()
   H.set("transcript_buftype", vim.bo[buf].buftype)
   H.set("transcript_line_count", vim.api.nvim_buf_line_count(buf))
   H.set("transcript_cursor", vim.api.nvim_win_get_cursor(twin))
-  H.set("transcript_attached_clients", #vim.lsp.get_clients({ bufnr = buf }))
+  H.set("transcript_attached_clients", #vim.lsp.get_clients({ bufnr = buf, name = "acp_sidecar" }))
   H.set("status", H.status())
   H.set("statusline", H.statuslines())
   H.set("prompt", prompt)

@@ -1,9 +1,8 @@
 -- User commands: :AcpPrompt :AcpCancel :AcpRename :AcpSessions :AcpNew :AcpMode
--- :AcpModel :AcpLog :AcpTranscript. Each maps to a CONTRACT command.
+-- :AcpModel :AcpLog :AcpChat :AcpPermission. Each maps to a CONTRACT command.
+-- Modes, models and the agent's / commands are acp/status's.
 local client = require("acp_sidecar.client")
-local config = require("acp_sidecar.config")
 local state = require("acp_sidecar.state")
-local transcript = require("acp_sidecar.transcript")
 local log = require("acp_sidecar.log")
 local util = require("acp_sidecar.util")
 
@@ -72,16 +71,7 @@ function M.prompt(text, ctx)
     -- (A uri alone would attach the whole document: only with a range.)
     arg.uri, arg.range = ctx.uri, ctx.range
   end
-  transcript.prompt_sent()
-  client.exec("acp.prompt", arg, function(err, result)
-    transcript.prompt_answered(text, not err and result or nil)
-    util.report_prompt(err, result)
-  end)
-  if config.get().transcript.open_on_prompt then
-    local cur = vim.api.nvim_get_current_win()
-    transcript.open()
-    pcall(vim.api.nvim_set_current_win, cur)
-  end
+  client.exec("acp.prompt", arg, util.report_prompt)
 end
 
 local function cmd_prompt(o)
@@ -202,7 +192,6 @@ function M.sessions(refresh)
 end
 
 function M.load(session_id)
-  transcript.expect_replay(session_id)
   client.exec("acp.session.load", { sessionId = session_id }, function(err)
     if err then
       return notify_err("acp.session.load")(err)
@@ -303,40 +292,34 @@ local function complete_from(list, lead)
   return out
 end
 
-local function meta()
-  return state.session_meta(state.active_session())
-end
-
-local function ids(field, learned)
+local function ids(field)
   local out = {}
   for _, c in ipairs(M.choices(field)) do
     out[#out + 1] = c.id
-  end
-  for _, v in ipairs(learned or {}) do
-    if not vim.tbl_contains(out, v) then
-      out[#out + 1] = v
-    end
   end
   return out
 end
 
 function M.complete_modes(lead)
-  return complete_from(ids("modes", meta().modes), lead)
+  return complete_from(ids("modes"), lead)
 end
 
 function M.complete_models(lead)
-  return complete_from(ids("models", meta().models), lead)
+  return complete_from(ids("models"), lead)
 end
 
 function M.complete_prompt(lead, line)
-  -- Only the first word completes: the agent's slash commands.
+  -- Only the first word completes: the agent's slash commands (acp/status "commands").
   local args = line:gsub("^%s*%S+%s*", "", 1)
   if args:find("%s") or not vim.startswith(lead, "/") then
     return {}
   end
   local out = {}
-  for _, name in ipairs(meta().commands) do
-    out[#out + 1] = "/" .. name
+  local list = state.status and state.status.commands
+  for _, c in ipairs(type(list) == "table" and list or {}) do
+    if type(c) == "table" and type(c.name) == "string" then
+      out[#out + 1] = "/" .. c.name
+    end
   end
   return complete_from(out, lead)
 end
@@ -386,9 +369,6 @@ function M.register()
   c("AcpPermission", function()
     require("acp_sidecar.review").answer_pending()
   end, { nargs = 0, desc = "ACP: answer a waiting permission request" })
-  c("AcpTranscript", function()
-    transcript.open()
-  end, { nargs = 0, desc = "ACP: open the transcript of the active session" })
 end
 
 return M

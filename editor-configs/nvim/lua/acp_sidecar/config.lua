@@ -29,16 +29,6 @@ M.defaults = {
     -- sanitized and escaped afterwards).
     format = nil,
   },
-  transcript = {
-    -- Lines kept per session; older lines are dropped.
-    max_lines = 5000,
-    -- Number of sessions whose transcripts are kept in memory.
-    max_sessions = 20,
-    -- Open the transcript window on :AcpPrompt.
-    open_on_prompt = false,
-    -- How :AcpTranscript opens it: a command such as "botright split", "vsplit", "tabnew".
-    open_cmd = "botright split",
-  },
   chat = {
     -- "split" or "float".
     layout = "split",
@@ -74,7 +64,6 @@ local function validate(opts)
     { "init_options", opts.init_options, "table" },
     { "root_markers", opts.root_markers, "table" },
     { "statusline", opts.statusline, "table" },
-    { "transcript", opts.transcript, "table" },
     { "log", opts.log, "table" },
     { "chat", opts.chat, "table" },
     { "start_timeout", opts.start_timeout, "number" },
@@ -159,6 +148,11 @@ function M.init_options(opts)
   init.transcript = init.transcript or {}
   if init.transcript.showOnPrompt == nil then
     init.transcript.showOnPrompt = false
+  end
+  -- The agent's questions are asked field by field here (ask.lua).
+  init.notify = init.notify or {}
+  if init.notify.elicitationDialog == nil then
+    init.notify.elicitationDialog = false
   end
   if opts.review ~= false then
     init.notify = init.notify or {}

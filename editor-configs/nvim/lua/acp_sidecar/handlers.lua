@@ -3,7 +3,6 @@
 -- use Neovim's built-in handlers: vim.ui.select and vim.lsp.status()/LspProgress.
 local state = require("acp_sidecar.state")
 local statusline = require("acp_sidecar.statusline")
-local transcript = require("acp_sidecar.transcript")
 local log = require("acp_sidecar.log")
 local util = require("acp_sidecar.util")
 
@@ -21,7 +20,6 @@ function M.status(_, params, ctx)
   local sid = state.active_session()
   local prev_sid = prev and prev.sessionId ~= vim.NIL and prev.sessionId or nil
   if sid ~= prev_sid then
-    util.safe(transcript.on_active, sid)
     util.safe(require("acp_sidecar.chat").on_active, sid)
   end
   statusline.changed(params)
@@ -58,7 +56,6 @@ function M.session_update(_, params)
   if type(params) ~= "table" then
     return
   end
-  util.safe(transcript.on_update, params)
   local u = type(params.update) == "table" and params.update or {}
   if u.status == "completed" or u.status == "failed" then
     look_at_disk()
@@ -74,7 +71,6 @@ function M.turn(_, params)
     look_at_disk()
   end
   state.set_turn(params)
-  util.safe(transcript.on_turn, params)
   util.safe(require("acp_sidecar.chat").on_turn, params)
   user_event("AcpTurn", params)
 end
@@ -85,6 +81,14 @@ function M.permission(_, params)
   end
   util.safe(require("acp_sidecar.review").on_permission, params)
   user_event("AcpPermission", params)
+end
+
+function M.elicitation(_, params)
+  if type(params) ~= "table" then
+    return
+  end
+  util.safe(require("acp_sidecar.ask").on_elicitation, params)
+  user_event("AcpElicitation", params)
 end
 
 --- workspace/applyEdit: the chat's own handling for its buffers (see
@@ -138,6 +142,7 @@ function M.build()
     ["acp/sessionUpdate"] = M.session_update,
     ["acp/turn"] = M.turn,
     ["acp/permission"] = M.permission,
+    ["acp/elicitation"] = M.elicitation,
     ["workspace/applyEdit"] = M.apply_edit,
     ["window/logMessage"] = M.log_message,
     ["window/showMessage"] = M.show_message,

@@ -95,8 +95,4 @@ function M.chat(opts)
   return require("acp_sidecar.chat").toggle(opts)
 end
 
-function M.open_transcript()
-  return require("acp_sidecar.transcript").open()
-end
-
 return M

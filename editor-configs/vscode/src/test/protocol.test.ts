@@ -17,7 +17,7 @@ test('initializationOptions maps settings to the protocol keys and hands transcr
     permissions: 'ask',
     rename: { timeoutMs: 120000, fallback: 'keep_local' },
     titles: { maxLength: 500 },
-    notify: { permissionDialog: false },
+    notify: { permissionDialog: false, elicitationDialog: false },
     transcript: { showOnPrompt: false },
   });
   const withAgent = initializationOptions({ ...base, agentCommand: ['codex-acp'], agentEnv: { K: 'V' } });
@@ -33,6 +33,7 @@ test('an older sidecar refusing the new options is recognised, other errors are 
   const f = olderSidecarOptions;
   assert.deepEqual(f("acp-sidecar: initializationOptions.notify: unknown key 'permissionDialog' ignored"), ['permissionDialog']);
   assert.deepEqual(f("acp-sidecar: initializationOptions: unknown key 'transcript' ignored"), ['transcript']);
+  assert.deepEqual(f("acp-sidecar: initializationOptions.notify: unknown key 'elicitationDialog' ignored"), ['elicitationDialog']);
   assert.deepEqual(
     f('acp-sidecar: initializationOptions: 2 bad keys, the default used for each: notify.permissionDialog (unknown key, ignored); transcript (unknown key, ignored)'),
     ['permissionDialog', 'transcript'],

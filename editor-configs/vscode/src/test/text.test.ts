@@ -1,7 +1,7 @@
 // Unit tests of the one-line text helpers (node:test, no VS Code needed).
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { escapeIcons, offeredIds, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices } from '../text';
+import { escapeIcons, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices, validCommands } from '../text';
 
 test('sanitize removes escape sequences and control characters', () => {
   assert.equal(sanitize('100% \x1b[31mred\x1b[0m'), '100% red');
@@ -45,12 +45,11 @@ test('session picks show title, cwd and source', () => {
   assert.equal(p.detail, 'user · 2025-01-01T00:00:00Z');
 });
 
-test('offeredIds reads modes and config options (sidecars without modes/models)', () => {
-  assert.deepEqual(offeredIds('code'), ['code']);
-  assert.deepEqual(offeredIds({ currentModeId: 'ask', availableModes: [{ id: 'ask' }, { id: 'code' }] }), ['ask', 'code']);
+test('validCommands keeps well-formed / commands of acp/status, made safe to show', () => {
+  assert.deepEqual(validCommands(null), []);
   assert.deepEqual(
-    offeredIds({ id: 'model', currentValue: 'm1', options: [{ value: 'm1' }, { group: 'g', options: [{ value: 'm2' }] }] }),
-    ['m1', 'm2'],
+    validCommands([{ name: 'edit', description: 'Edit\x1b[2J a file', hint: 'path' }, { name: 'two words' }, { name: '' }, 'x', { name: 'help', description: 'Help', hint: null }]),
+    [{ name: 'edit', description: 'Edit a file', hint: 'path' }, { name: 'help', description: 'Help', hint: null }],
   );
 });
 

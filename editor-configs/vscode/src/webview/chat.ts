@@ -1,6 +1,7 @@
-// The chat webview's script: shows the items the extension renders, sends what
-// the user types. Enter sends, Shift+Enter is a new line, Stop cancels the turn.
-import type { HostMessage, RenderedItem, ViewMessage, ViewState } from '../messages';
+// The chat webview's script: shows the conversation and the live area the
+// extension renders, sends what the user types. Enter sends, Shift+Enter is a
+// new line, Stop cancels the turn.
+import type { HostMessage, RenderedPart, ViewMessage, ViewState } from '../messages';
 
 interface VsCodeApi {
   postMessage(message: ViewMessage): void;
@@ -9,34 +10,33 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 const log = document.getElementById('log') as HTMLElement;
+const conversation = document.getElementById('conversation') as HTMLElement;
+const live = document.getElementById('live') as HTMLElement;
 const header = document.getElementById('header') as HTMLElement;
 const input = document.getElementById('input') as HTMLTextAreaElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
 const empty = document.getElementById('empty') as HTMLElement;
-const elements = new Map<string, HTMLElement>();
 
 function nearBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
-function upsert(items: RenderedItem[]): void {
-  const follow = nearBottom();
-  for (const item of items) {
-    let el = elements.get(item.id);
-    if (!el) {
-      el = document.createElement('div');
-      el.className = 'item';
-      el.dataset.id = item.id;
-      elements.set(item.id, el);
-      log.appendChild(el);
-    }
-    // The HTML is made by the extension from escaped text and markdown-it without raw HTML.
-    el.innerHTML = item.html;
+/** The HTML is made by the extension: markdown-it without raw HTML, or escaped text. */
+function showParts(reset: boolean, count: number, parts: RenderedPart[]): void {
+  if (reset) {
+    conversation.replaceChildren();
   }
-  empty.hidden = elements.size > 0;
-  if (follow) {
-    log.scrollTop = log.scrollHeight;
+  while (conversation.children.length > count) {
+    conversation.lastElementChild?.remove();
+  }
+  for (const part of parts) {
+    while (conversation.children.length <= part.index) {
+      conversation.appendChild(document.createElement('section'));
+    }
+    const el = conversation.children[part.index] as HTMLElement;
+    el.className = `turn ${part.kind}`;
+    el.innerHTML = part.html;
   }
 }
 
@@ -48,22 +48,24 @@ function setState(state: ViewState): void {
 
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const msg = event.data;
+  const follow = nearBottom();
   switch (msg.type) {
-    case 'reset':
-      elements.clear();
-      log.replaceChildren(empty);
-      upsert(msg.items);
-      setState(msg.state);
+    case 'conversation':
+      showParts(msg.reset, msg.count, msg.parts);
       break;
-    case 'upsert':
-      upsert(msg.items);
+    case 'live':
+      live.innerHTML = msg.html;
       break;
     case 'state':
       setState(msg.state);
-      break;
+      return;
     case 'focusInput':
       input.focus();
-      break;
+      return;
+  }
+  empty.hidden = conversation.textContent !== '' || live.children.length > 0;
+  if (follow) {
+    log.scrollTop = log.scrollHeight;
   }
 });
 
@@ -104,8 +106,8 @@ log.addEventListener('click', (event) => {
   if (data.action === 'respond' && data.request && data.option) {
     button.disabled = true;
     vscode.postMessage({ type: 'respond', requestId: data.request, optionId: data.option });
-  } else if (data.action === 'review' && data.item) {
-    vscode.postMessage({ type: 'review', itemId: data.item, index: Number(data.index ?? 0) });
+  } else if (data.action === 'review' && data.card) {
+    vscode.postMessage({ type: 'review', card: data.card, index: Number(data.index ?? 0) });
   }
 });
 
