@@ -335,6 +335,8 @@ class _Open:
         fast = self._fast()
         tail_of_body = fast.context[-2:] if fast is not None else None
         text, keys = self._batch_text(batch, tail_of_body)
+        if text.startswith(_TURN_START[1:]) or _TURN_START in text:
+            self.store._raised.pop(self.path, None)  # a new turn: the one raised for is older now
         if not text:
             change = None
             if fast is not None:
