@@ -155,20 +155,27 @@ def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
         """,
         tmp_path,
     )
-    # The plugin shows the conversation and asks permissions itself: the sidecar
-    # neither opens the transcript document nor shows its own permission dialog.
-    plugin_owns = {"transcript": {"showOnPrompt": False}, "notify": {"permissionDialog": False}}
+    # The plugin shows the conversation and asks permissions and the agent's questions itself:
+    # the sidecar neither opens the transcript document nor shows its own dialogs.
+    plugin_owns = {
+        "transcript": {"showOnPrompt": False},
+        "notify": {"permissionDialog": False, "elicitationDialog": False},
+    }
     assert res["a"] == {
         "agent": {"command": ["codex-acp", "--flag"]},
         "permissions": "allow_reads",
         "rename": {"timeoutMs": 5000},
-        "notify": {"statusDiagnostic": True, "permissionDialog": False},
+        "notify": {"statusDiagnostic": True, "permissionDialog": False, "elicitationDialog": False},
         "transcript": {"showOnPrompt": False},
     }
     assert res["b"] == {"agent": {"command": ["claude-code-acp"], "env": {"K": "V"}}, **plugin_owns}
     assert res["c"] == plugin_owns
-    # review = false leaves the dialog to the sidecar; the user's own options win.
-    assert res["d"] == {"agent": {"command": "codex-acp --foo"}, "transcript": {"showOnPrompt": True}}
+    # review = false leaves the permission dialog to the sidecar; the user's own options win.
+    assert res["d"] == {
+        "agent": {"command": "codex-acp --foo"},
+        "transcript": {"showOnPrompt": True},
+        "notify": {"elicitationDialog": False},
+    }
     assert res["bad"][0] is False and "option agent must be" in res["bad"][1]
     assert res["sd1"] == ["/tmp/sd", "--state-dir"]
     assert res["sd2"] == ["/tmp/env-sd", "ACP_SIDECAR_STATE_DIR"]
