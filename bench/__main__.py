@@ -21,6 +21,7 @@ from .memory import memory
 from .relay import editor_load, throughput
 from .startup import startup
 from .titles import titles
+from .transcript import transcript
 
 Bench = Callable[[bool], Awaitable[BenchResult]]
 
@@ -32,6 +33,7 @@ BENCHES: dict[str, Bench] = {
     "titles": titles,
     "memory": memory,
     "compose": compose,
+    "transcript": transcript,
 }
 
 
@@ -87,6 +89,11 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
             )
         elif name == "memory":
             parts.append(f"peak RSS {f['mib']['big']:.0f} MiB after {f['chunks']:,} chunks")
+        elif name == "transcript":
+            parts.append(
+                f"Neovim transcript: first/last chunk {f['first_ms']:.0f}/{f['last_ms']:.0f} ms, "
+                f"stall {f['stall_ms']:.0f} ms with 5 MB"
+            )
         if not result.ok or result.lost:
             missed.append(name)
     verdict = "all targets met, nothing lost" if not missed else f"MISSED: {', '.join(missed)}"

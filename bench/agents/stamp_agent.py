@@ -6,6 +6,11 @@ one message at a steady R per second, each text `"<time.monotonic_ns()> "`
 taken right before the write (CLOCK_MONOTONIC is system-wide, so a reader in
 another process subtracts it from its own clock). Then `end_turn`.
 
+`#big=BYTES #piece=BYTES` (piece default: all of it): instead, one message of
+BYTES characters as fast as possible in chunks of `piece` characters, each
+starting with its stamp and filled with lines of letters (no digits).
+`#first=MS`: wait MS before the first chunk (a real agent's time to its first token).
+
     python bench/agents/stamp_agent.py
 """
 
@@ -30,7 +35,38 @@ def send(msg: dict[str, Any]) -> None:
             view = view[os.write(1, view) :]
 
 
+FILLER_LINE = "filler words of a long answer, letters only, up to one line of text here.\n"
+
+
+def big(request_id: Any, session_id: str, size: int, piece: int) -> None:
+    sent = 0
+    while sent < size:
+        part = min(piece, size - sent)
+        stamp = f"{time.monotonic_ns()} \n"
+        fill = FILLER_LINE * (part // len(FILLER_LINE) + 1)
+        update = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": (stamp + fill)[: max(part, len(stamp))]},
+            "messageId": "stamp-big",
+        }
+        send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": update},
+            }
+        )
+        sent += part
+    send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+
+
 def stream(request_id: Any, session_id: str, text: str) -> None:
+    if m := re.search(r"#first=(\d+)", text):  # time to the first token, as a real agent takes
+        time.sleep(int(m.group(1)) / 1000)
+    if m := re.search(r"#big=(\d+)", text):
+        piece = int(p.group(1)) if (p := re.search(r"#piece=(\d+)", text)) else int(m.group(1))
+        big(request_id, session_id, int(m.group(1)), max(1, piece))
+        return
     rate = float(m.group(1)) if (m := re.search(r"#rate=([\d.]+)", text)) else 50.0
     count = int(m.group(1)) if (m := re.search(r"#count=(\d+)", text)) else 100
     period = 1.0 / rate

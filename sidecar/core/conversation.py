@@ -8,8 +8,10 @@ replayed), a turn ended, the mode, model or title changed. Each session's
 Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
 machine), so the event loop only queues what happened; one worker thread does the rendering and
 the writing, in the order things happened, for every session. A session's queue is flushed within
-`FLUSH_INTERVAL` while it is busy and at once at a turn end or replay end; each change a flush makes
-goes to the listener (`on_transcript_change`) so that an open editor buffer can follow the file.
+the interval (`EngineOptions.transcript_interval`, 0.25 s by default) while it is busy,
+and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval);
+each change a flush makes goes to the listener (`on_transcript_change`, with `at_once` for such a
+flush) so that an open editor buffer can follow the file, without waiting either when `at_once`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ JsonObj = dict[str, Any]
 # Plain text chunks of agent messages and thoughts are joined before the renderer sees them; a user
 # message's are not (the renderer keeps its chunks as blocks until the message ends).
 _JOINED = frozenset({"agent_message_chunk", "agent_thought_chunk"})
-FLUSH_INTERVAL = 0.25  # seconds: what a busy session's document may lag behind
+# A text chunk at least this long is written out at once (it is on screen as soon as it can be),
+# at most once per interval: under a flood of such chunks the document still changes at most
+# twice per interval.
+BIG_CHUNK = 16 * 1024  # characters
 MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
 REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
 CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
@@ -49,7 +54,9 @@ Operation = Callable[[], DocumentChange | None]
 
 
 class ConversationEvents(Protocol):
-    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None: ...
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
 
@@ -68,6 +75,8 @@ class _Conversation:
     urgent: asyncio.Event = field(default_factory=asyncio.Event)
     flusher: asyncio.Task[None] | None = None
     flushed_at: float = float("-inf")
+    early_at: float = float("-inf")  # the last flush brought forward by a big chunk
+    costly: bool = False  # the next urgent flush is a big chunk's: it counts as the interval's
     prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
 
 
@@ -94,6 +103,7 @@ class Conversations:
         # from exiting once `aclose` gave up waiting for it.
         self._executor = DaemonWorker("transcripts")
         self._by_session: dict[str, _Conversation] = {}
+        self._interval = options.transcript_interval
         self._reported_at = float("-inf")
         self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
         self._closed = False
@@ -143,12 +153,16 @@ class Conversations:
     def update(self, session: Session, update: Update) -> None:
         conversation = self._of(session)
         if update.plain and update.kind in _JOINED:
-            run = _TextRun(conversation.renderer, update.kind, update.message_id, [update.text or ""])
+            text = update.text or ""
+            run = _TextRun(conversation.renderer, update.kind, update.message_id, [text])
+            urgent = len(text) >= BIG_CHUNK and self._early(conversation)
             last = conversation.operations[-1] if conversation.operations else None
             if isinstance(last, _TextRun) and last.joins(run):
-                last.parts.append(run.parts[0])  # not handed to the worker yet: still queued
+                last.parts.append(text)  # not handed to the worker yet: still queued
+                if urgent:
+                    conversation.urgent.set()
                 return
-            self._queue(conversation, run)
+            self._queue(conversation, run, urgent=urgent)
             return
         renderer, raw = conversation.renderer, update.raw
         self._queue(conversation, lambda: _render(renderer.update, raw))
@@ -157,7 +171,7 @@ class Conversations:
         conversation = self._of(session)
         conversation.prompted.add(turn.turn_id)
         renderer, blocks, meta = conversation.renderer, turn.blocks, turn.meta
-        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta))
+        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta), urgent=True)
 
     def turn_ended(self, session: Session, turn: Turn) -> None:
         """A turn whose prompt the document shows ended: say how, and write it out at once."""
@@ -245,6 +259,18 @@ class Conversations:
         await self._run_alone(session_id, agent, lambda: self.store.clear_prompt(agent, session_id))
 
     # ------------------------------------------------------------------ flushing
+    def _early(self, conversation: _Conversation) -> bool:
+        """Whether a big chunk brings the next flush forward (once per interval; not when the
+        next flush is due anyway). Such a flush counts as one of the interval's; the other
+        urgent ones (a prompt, a turn's or a replay's end, an editor's request) do not delay
+        the next flush: the user, not the agent, bounds how often they come."""
+        now = asyncio.get_running_loop().time()
+        if now - conversation.flushed_at >= self._interval or now - conversation.early_at < self._interval:
+            return False
+        conversation.early_at = now
+        conversation.costly = True
+        return True
+
     def _queue(self, conversation: _Conversation, operation: Operation, urgent: bool = False) -> None:
         if self._closed:
             return
@@ -259,18 +285,23 @@ class Conversations:
             )
 
     async def _flush_while_busy(self, conversation: _Conversation) -> None:
-        """Flush at most every FLUSH_INTERVAL (the first at once after a quiet moment) until
-        nothing is queued; an urgent operation is flushed without waiting."""
+        """Flush at most every interval (the first at once after a quiet moment) until nothing is
+        queued; an urgent operation (a turn's or a replay's end, an editor's request, a big chunk)
+        is flushed without waiting."""
         loop = asyncio.get_running_loop()
         while conversation.operations:
-            delay = conversation.flushed_at + FLUSH_INTERVAL - loop.time()
+            delay = conversation.flushed_at + self._interval - loop.time()
             if delay > 0 and not conversation.urgent.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(conversation.urgent.wait(), delay)
+            counts = conversation.costly or not conversation.urgent.is_set()
+            conversation.costly = False
             await self._flush(conversation)
-            conversation.flushed_at = loop.time()
+            if counts:
+                conversation.flushed_at = loop.time()
 
     async def _flush(self, conversation: _Conversation) -> None:
+        at_once = conversation.urgent.is_set()
         conversation.urgent.clear()
         operations, conversation.operations = conversation.operations, []
         waiters, conversation.waiters = conversation.waiters, []
@@ -282,7 +313,7 @@ class Conversations:
                     self._executor, self._work, conversation, operations
                 )
             )
-            self._deliver(conversation.session_id, conversation.uri, outcome)
+            self._deliver(conversation.session_id, conversation.uri, outcome, at_once)
         finally:
             for waiter in waiters:
                 if not waiter.done():
@@ -349,9 +380,9 @@ class Conversations:
         outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
         self._deliver(session_id, self.store.uri(agent, session_id), outcome)
 
-    def _deliver(self, session_id: str, uri: str, outcome: _Outcome) -> None:
+    def _deliver(self, session_id: str, uri: str, outcome: _Outcome, at_once: bool = False) -> None:
         for change in outcome.changes:
-            self._events.on_transcript_change(session_id, uri, change)
+            self._events.on_transcript_change(session_id, uri, change, at_once)
         for notice in outcome.notices:
             self._events.on_log("warning", f"transcript of session {session_id}: {notice}")
         if outcome.problems:

@@ -41,8 +41,11 @@ class EngineListener(Protocol):
     def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
-    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
-        """A session's transcript document changed on disk (an open editor buffer follows)."""
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None:
+        """A session's transcript document changed on disk (an open editor buffer follows;
+        `at_once`: without waiting for the interval between two edits, as for a turn's end)."""
         ...
 
     def on_terminal(self, session_id: str, info: JsonObj) -> None:

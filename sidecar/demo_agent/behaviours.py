@@ -13,6 +13,8 @@ from .turn import Turn, TurnCancelled
 RENAME_SLOW_DELAY = 2.0
 FLOOD_YIELD_EVERY = 256
 STDERR_LINE = 80
+ANSWER_PIECE = 64 * 1024
+ANSWER_END = "END OF ANSWER"
 
 
 async def preludes(turn: Turn, user_id: str) -> None:
@@ -186,6 +188,31 @@ async def flood(turn: Turn, count: int) -> None:
             await asyncio.sleep(0)  # let session/cancel in
             turn.check()
     await conn.drain()
+
+
+def answer_text(size: int) -> str:
+    """The text of ``#answer=SIZE``: exactly `size` characters of numbered lines (plain Markdown),
+    ending with ``END OF ANSWER`` when there is room for it."""
+    line = "line {:07d} of the long answer, words to fill it up to one line of text.\n"
+    width = len(line.format(0))
+    body_size = max(0, size - len(ANSWER_END)) if size >= len(ANSWER_END) else size
+    count = body_size // width + 1
+    body = "".join(line.format(i) for i in range(count))[:body_size]
+    return body + (ANSWER_END if size >= len(ANSWER_END) else "")
+
+
+async def answer(turn: Turn, size: int, piece: int) -> None:
+    """``#answer=BYTES``: one message of `size` characters in chunks of `piece` characters."""
+    message_id = turn.new_id("msg")
+    text = answer_text(size)
+    delay = turn.chunk_delay(0)
+    piece = max(1, piece)
+    for index, start in enumerate(range(0, len(text), piece)):
+        if index and delay:
+            await turn.pause(delay)
+        turn.check()
+        turn.chunk(text[start : start + piece], message_id=message_id)
+        await turn.conn.drain()
 
 
 async def rename(turn: Turn, title: str) -> str:

@@ -74,6 +74,10 @@ rename request
 ``#chunks=N``
     Stream exactly N chunks ``"c0 "``, ``"c1 "``, ... as fast as possible
     (no read step). N may be up to 10**7.
+``#answer=BYTES`` / ``#answer=BYTES #piece=BYTES``
+    One message of exactly BYTES characters (``answer_text``: numbered lines,
+    the last words ``END OF ANSWER``), streamed in chunks of ``#piece``
+    characters (default 65536), ``#slow`` apart (default 0).
 ``#refuse``
     One chunk, then stop reason ``refusal``.
 ``#terminal`` / ``#terminal=slow``
@@ -118,11 +122,11 @@ TITLE_WORDS = 6
 TITLE_CHARS = 80
 
 _FLAGS = {"echo", "garbage", "unknown", "crash", "hang", "late", "error", "refuse", "mode"}
-_INTS = {"chunks", "stderr", "bigframe"}
+_INTS = {"chunks", "stderr", "bigframe", "answer", "piece"}
 _OPTIONAL_INTS = {"slow": 200}
 _KEYWORD = re.compile(
     r"(?<!\S)#(edit|permission|slow|chunks|echo|stderr|garbage|bigframe|unknown|crash|hang"
-    r"|late|error|refuse|mode|compact|terminal|elicit)(?:=(\S*))?(?!\S)"
+    r"|late|error|refuse|mode|compact|terminal|elicit|answer|piece)(?:=(\S*))?(?!\S)"
 )
 # A notice's value holds spaces: it runs to the end of its line.
 _NOTICE = re.compile(r"(?<!\S)#notice(?:=([^\n]*)|(?=\s|\Z))")
@@ -148,7 +152,7 @@ SLASH_COMMANDS: list[dict[str, Any]] = [
 
 HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
-    "#stderr=BYTES #garbage #bigframe=BYTES #unknown #crash #hang #late #error "
+    "#stderr=BYTES #garbage #bigframe=BYTES #answer=BYTES[ #piece=BYTES] #unknown #crash #hang #late #error "
     "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
     "#compact[=fail] #terminal[=slow] #elicit[=choice|url|bad]. "
     "Slash commands: /help /edit /permission /title. See "
@@ -180,6 +184,8 @@ class Script:
     stderr: int = 0
     garbage: bool = False
     bigframe: int | None = None
+    answer: int | None = None
+    piece: int | None = None
     unknown: bool = False
     crash: bool = False
     hang: bool = False

@@ -71,6 +71,9 @@ async def body(turn: Turn) -> str:
     if script.chunks is not None:
         await behaviours.flood(turn, script.chunks)
         return "end_turn"
+    if script.answer is not None:
+        await behaviours.answer(turn, script.answer, script.piece or behaviours.ANSWER_PIECE)
+        return "end_turn"
     if script.refuse:
         return behaviours.refuse(turn)
     await reply.default_reply(turn)

@@ -215,9 +215,11 @@ class Notifier:
         # After a start progress's end: Helix writes that end into the message line too.
         self.starting.after_end(lambda: self.port.show_message(types.MessageType.Error, message))
 
-    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None:
         if self.transcripts is not None:
-            self.transcripts.on_change(uri, change)
+            self.transcripts.on_change(uri, change, at_once)
 
     def on_terminal(self, session_id: str, info: JsonObj) -> None:
         """`acp/terminal`; a shown terminal's last line is also the running turn's progress."""

@@ -51,6 +51,7 @@ class LaunchConfig(NamedTuple):
     env_agent: str | None
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
+    transcript_interval: float = 0.25  # seconds between two edits of a streaming transcript
     client_process_id: int | None = None
     log_file: str | None = None
 
@@ -109,7 +110,10 @@ class AcpLanguageServer(LanguageServer):
             self.elicitation_prompts,
         )
         self.transcripts = TranscriptDocs(
-            self, self.tasks, lambda: self.engine.conversations.store if self.engine is not None else None
+            self,
+            self.tasks,
+            lambda: self.engine.conversations.store if self.engine is not None else None,
+            launch.transcript_interval,
         )
         self.notifier.transcripts = self.transcripts
         self._engine_task: asyncio.Task[Any] | None = None
@@ -240,6 +244,7 @@ class AcpLanguageServer(LanguageServer):
             elicitation_timeout=opts.elicitation.timeout_ms / 1000,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
+            transcript_interval=self.launch.transcript_interval,
             agent_cwd=next(iter(self.folder_paths()), None),
             log_hint=self.log_hint(),
         )

@@ -3,7 +3,11 @@
 The engine reports every change it makes to a transcript file (`on_transcript_change`). While the
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
-never touched. One edit is in flight per document and edits are at least `MIN_INTERVAL` apart:
+never touched. One edit is in flight per document and edits are at least `interval` apart
+(`MIN_INTERVAL` by default; a big insertion goes in pieces of `MAX_EDIT_CHARS`, one after the
+other), except for a change the engine marks `at_once` (a prompt, a turn's
+end, a big chunk: the engine bounds how often), which goes out as soon as the edit before it
+settled and does not delay the next one;
 changes that pile up meanwhile become one edit that makes the buffer equal to the file again
 (`resync`). An edit is tied to the buffer version it was computed from (where the editor supports
 versioned edits), so an editor that changed meanwhile refuses it and the next edit starts over
@@ -39,6 +43,9 @@ log = logging.getLogger(__name__)
 JsonObj = dict[str, Any]
 
 MIN_INTERVAL = 0.25  # seconds between two edits of one document: a few per second at most
+# Characters one edit inserts at most: an editor applies an edit in one go (Neovim takes about
+# 100 ms per MiB), so a big insertion goes in pieces, each after the editor took the one before.
+MAX_EDIT_CHARS = 128 * 1024
 SETTLE_TIMEOUT = 2.0  # seconds to wait for the editor's didChange after an applied edit
 MAX_REFUSALS = 3  # refused edits in a row before waiting for the next change to try again
 SHOW_TIMEOUT = 30.0
@@ -59,6 +66,10 @@ class _Open:
     clears: list[str] = field(default_factory=list)  # prompts sent from the area, to clear
     edited: asyncio.Event = field(default_factory=asyncio.Event)  # a didChange arrived
     pump: asyncio.Task[None] | None = None
+    at_once: bool = False  # a pending change should not wait for the interval
+    # The rest of a big insertion (sent in pieces), with the text it must follow in the buffer.
+    rest: tuple[TextEdit, str] | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)  # an at-once change arrived
     sent_at: float = float("-inf")
     refusals: int = 0
 
@@ -67,9 +78,14 @@ class TranscriptDocs:
     """The transcript documents open in the editor (see the module doc)."""
 
     def __init__(
-        self, port: TranscriptPort, tasks: OwnedTasks, store: Callable[[], TranscriptStore | None]
+        self,
+        port: TranscriptPort,
+        tasks: OwnedTasks,
+        store: Callable[[], TranscriptStore | None],
+        interval: float = MIN_INTERVAL,
     ) -> None:
         self.port = port
+        self.interval = interval
         self._tasks = tasks
         self._store = store  # the engine's, once it runs
         self._open: dict[str, _Open] = {}  # by the store's URI of the document
@@ -147,12 +163,15 @@ class TranscriptDocs:
         return found
 
     # ------------------------------------------------------------------ following the file
-    def on_change(self, key: str, change: DocumentChange) -> None:
+    def on_change(self, key: str, change: DocumentChange, at_once: bool = False) -> None:
         doc = self._open.get(key)
         if doc is None or not self.port.caps.apply_edit:
             return  # not open: the file is all there is
         doc.changes.append(change)
         doc.refusals = 0
+        if at_once:
+            doc.at_once = True
+            doc.wake.set()
         self._kick(doc)
 
     def clear_prompt(self, key: str, sent: str) -> None:
@@ -168,10 +187,13 @@ class TranscriptDocs:
 
     async def _pump(self, doc: _Open) -> None:
         loop = asyncio.get_running_loop()
-        while doc.changes or doc.stale or doc.clears:
-            wait = doc.sent_at + MIN_INTERVAL - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+        while doc.changes or doc.stale or doc.clears or doc.rest:
+            wait = doc.sent_at + self.interval - loop.time()
+            if wait > 0 and not doc.at_once and not doc.rest:
+                doc.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(doc.wake.wait(), wait)
+            at_once, doc.at_once = doc.at_once, False
             text_doc = self._text_document(doc.uri)
             if (
                 self.port.stopping
@@ -180,19 +202,28 @@ class TranscriptDocs:
             ):
                 return  # closed (or reopened as another)
             buffer, version = text_doc.source, text_doc.version
-            edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
+            rest, doc.rest = doc.rest, None
+            if rest is not None:  # the rest of a big insertion, if the buffer is still as we left it
+                edits = [rest[0]] if buffer[: rest[0].start].endswith(rest[1]) else []
+                doc.stale = doc.stale or not edits
+            else:
+                edits = await self._edits_for(doc, buffer, fresh=version == doc.opened_version)
             if not edits:
                 continue
+            if not self.port.caps.anchored_view:  # (Helix: its view follows whole edits only)
+                edits, doc.rest = _first_piece(edits)
             if self.port.caps.anchored_view:
                 from ..transcripts import follow_edits  # with the engine
 
                 edits = follow_edits(buffer, edits)
-            doc.sent_at = loop.time()
+            if not at_once:  # an edit sent at once does not delay the next (the engine bounds them)
+                doc.sent_at = loop.time()
             doc.edited.clear()
             if await self._apply(doc, buffer, version, edits):
                 doc.refusals = 0
                 await self._settle(doc, version)
             else:
+                doc.rest = None
                 doc.refusals += 1
                 doc.stale = doc.refusals < MAX_REFUSALS
 
@@ -365,6 +396,26 @@ class TranscriptDocs:
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
             log.warning("showing the transcript of %s: %r", session_id, exc)
+
+
+def _first_piece(edits: list[TextEdit]) -> tuple[list[TextEdit], tuple[TextEdit, str] | None]:
+    """`edits` with the last one cut to MAX_EDIT_CHARS (at a line end where there is one), and
+    the rest of its text as an insertion into the buffer after them, with the text it follows."""
+    from ..transcripts import TextEdit
+
+    last = edits[-1]
+    if sum(len(e.text) for e in edits) <= MAX_EDIT_CHARS or len(last.text) <= MAX_EDIT_CHARS:
+        return edits, None
+    if any(e.end > last.start for e in edits[:-1]):
+        return edits, None  # not in order: send it whole
+    cut = last.text.rfind("\n", 0, MAX_EDIT_CHARS) + 1 or MAX_EDIT_CHARS
+    shift = sum(len(e.text) - (e.end - e.start) for e in edits[:-1])
+    at = last.start + shift + cut
+    rest = TextEdit(at, at, last.text[cut:])
+    return [*edits[:-1], TextEdit(last.start, last.end, last.text[:cut])], (
+        rest,
+        last.text[max(0, cut - 64) : cut],
+    )
 
 
 def _torn(buffer: str, file_text: str) -> bool:

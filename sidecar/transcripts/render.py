@@ -51,9 +51,9 @@ JsonObj = dict[str, Any]
 
 _KEEP = "keep"  # _start(): stay in the current section
 MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
-# Characters of one agent message rendered; the rest is counted, not shown. The store keeps a few
-# MiB of a document anyway, and this bounds the work a hostile flood can cause.
-MAX_MESSAGE = 1 << 20
+# Characters of one agent message rendered; the rest is counted, not shown. The store keeps the
+# current turn whole (up to its ceiling, 64 MiB), and this bounds the work a hostile flood can cause.
+MAX_MESSAGE = 32 << 20
 MAX_USER_CHARS = 1 << 20  # a user message is kept whole until it ends; longer ones are cut
 MAX_TOOLS = 1000
 # What a user message the agent made up during a live session is shown under (docs/protocol.md).

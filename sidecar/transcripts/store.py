@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .document import PROMPT_AREA, header_text, separator_for, title_line
+from .document import PROMPT_AREA, TRIM_NOTE, header_text, separator_for, title_line
 from .elements import HEADINGS
 from .files import Locked, locked_file, private_dir, read_all, read_shared, remove_stale_temp, write_all
 from .index import ItemIndex
@@ -36,6 +36,10 @@ __all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 MIN_MAX_BYTES = 4096
+# The current turn is kept whole: the bound is raised to hold it (older turns are trimmed first),
+# but never past this (a hostile flood within one turn is trimmed like older turns beyond it).
+CEILING_BYTES = 64 * 1024 * 1024
+_TURN_START = "\n" + HEADINGS["you"] + "\n"
 TRIM_TO = 0.75  # a trim leaves this share of the bound, so that trims are rare
 CONTEXT_CHARS = 32  # text before an insertion that an editor buffer must match to mirror it
 _AREA_BYTES = PROMPT_AREA.encode()
@@ -58,13 +62,22 @@ class _Known:
 class TranscriptStore:
     """The transcript documents under ``STATE/transcripts`` (see the module doc)."""
 
-    def __init__(self, state_dir: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, durable: bool = True) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        durable: bool = True,
+        ceiling: int = CEILING_BYTES,
+    ) -> None:
         if max_bytes < MIN_MAX_BYTES:
             raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}, got {max_bytes}")
         self.state_dir = Path(state_dir)
         self.root = self.state_dir / "transcripts"
         self.paths = TranscriptPaths(self.root)
         self.max_bytes = max_bytes
+        self.ceiling = max(ceiling, max_bytes)
+        self._raised: dict[Path, int] = {}  # the bound raised for a current turn over max_bytes
         self.durable = durable
         self._guard = threading.Lock()
         self._path_locks: dict[Path, threading.Lock] = {}
@@ -322,6 +335,8 @@ class _Open:
         fast = self._fast()
         tail_of_body = fast.context[-2:] if fast is not None else None
         text, keys = self._batch_text(batch, tail_of_body)
+        if text.startswith(_TURN_START[1:]) or _TURN_START in text:
+            self.store._raised.pop(self.path, None)  # a new turn: the one raised for is older now
         if not text:
             change = None
             if fast is not None:
@@ -369,7 +384,7 @@ class _Open:
 
     def _fits(self, fast: _Known, text: str) -> bool:
         added = len(text.encode("utf-8", "surrogatepass")) + 2
-        return fast.size + added <= self.store.max_bytes
+        return fast.size + added <= max(self.store.max_bytes, self.store._raised.get(self.path, 0))
 
     def _append_in_place(self, fast: _Known, text: str, closing: str) -> DocumentChange:
         old_sep = fast.sep
@@ -420,8 +435,14 @@ class _Open:
         trimmed = replaced = 0
         total = len(layout.text().encode("utf-8", "surrogatepass"))
         if total > self.store.max_bytes:
-            target = int(self.store.max_bytes * TRIM_TO)
-            layout.body, trimmed, replaced = trim_head(combined, total - target, self.store.max_bytes // 8)
+            remove = self._to_trim(combined, total)
+            if remove > 0:
+                layout.body, trimmed, replaced = trim_head(combined, remove, self.store.max_bytes // 8)
+                total = len(layout.text().encode("utf-8", "surrogatepass"))
+        if total > self.store.max_bytes:  # the current turn alone is over the bound: raise it
+            self.store._raised[self.path] = min(self.store.ceiling, total + self.store.max_bytes // 4)
+        else:
+            self.store._raised.pop(self.path, None)
         document = self._write_whole(layout)
         if fast is None or layout.repaired or replaced > len(old_body) - len(fast.context):
             return DocumentChange(self.path, document=document, trimmed_bytes=trimmed, created=created)
@@ -440,6 +461,22 @@ class _Open:
             )
         )
         return DocumentChange(self.path, edits=tuple(edits), trimmed_bytes=trimmed)
+
+    def _to_trim(self, body: str, total: int) -> int:
+        """Bytes to trim from the head of `body` (the document is `total` bytes, over the bound):
+        down to TRIM_TO of the bound, but only older turns, unless the document would stay over
+        the ceiling."""
+        store = self.store
+        want = total - int(store.max_bytes * TRIM_TO)
+        turn = body.rfind(_TURN_START)
+        older = len(body[: turn + 1].encode("utf-8", "surrogatepass")) if turn >= 0 else 0
+        note = TRIM_NOTE.match(body)  # trim_head counts from after an earlier trim's note
+        if note is not None and older:
+            older -= len(body[: note.end()].encode("utf-8", "surrogatepass"))
+        remove = min(want, older)
+        if total - remove > store.ceiling:
+            remove = total - int(store.ceiling * TRIM_TO)
+        return remove
 
 
 def _as_written(known: _Known) -> _Written:

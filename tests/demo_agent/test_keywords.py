@@ -104,6 +104,19 @@ async def test_stderr_and_bigframe(agent: AgentPeer, workspace: Path) -> None:
     assert "session_info_update" in agent.kinds(sid)
 
 
+async def test_answer_of_a_given_size_in_pieces(agent: AgentPeer, workspace: Path) -> None:
+    from sidecar.demo_agent.behaviours import ANSWER_END, answer_text
+
+    sid = await agent.new_session(workspace)
+    assert (await agent.prompt(sid, "#answer=200000 #piece=70000"))["stopReason"] == "end_turn"
+    chunks = [u for u in agent.session_updates(sid) if u["sessionUpdate"] == "agent_message_chunk"]
+    assert [len(c["content"]["text"]) for c in chunks] == [70000, 70000, 60000]
+    assert len({c["messageId"] for c in chunks}) == 1
+    text = "".join(c["content"]["text"] for c in chunks)
+    assert text == answer_text(200000) and text.endswith(ANSWER_END)
+    assert "line 0000001 of the long answer" in text
+
+
 async def test_unknown_kinds(agent: AgentPeer, workspace: Path) -> None:
     sid = await agent.new_session(workspace)
     assert (await agent.prompt(sid, "#unknown"))["stopReason"] == "end_turn"

@@ -403,3 +403,98 @@ async def test_an_agent_with_a_huge_name_keeps_send_to_agent_working(
         assert admitted["sessionId"] == sid
         await ed.wait_turn_end(admitted["turnId"])
         assert "answered from the document" in await wait_file(path, lambda t: "_Turn ended" in t)
+
+
+# The interval between two edits of a streaming document stretched far beyond any wait below: what
+# reaches the buffer within those waits was sent at once, not one interval later.
+LONG_INTERVAL = {"ACP_SIDECAR_TRANSCRIPT_INTERVAL_MS": "120000"}
+
+
+def snapshots(buffers: Buffers, uri: str) -> list[str]:
+    """The buffer's text after each edit the sidecar makes to it (recorded from now on)."""
+    seen: list[str] = []
+    apply = buffers.apply
+
+    async def recording(params: Any) -> types.ApplyWorkspaceEditResult:
+        result = await apply(params)
+        seen.append(buffers.text(uri))
+        return result
+
+    buffers.editor.edit_applier = recording
+    return seen
+
+
+@pytest.mark.parametrize("profile", ["helix", "neovim"])
+async def test_the_open_document_holds_the_whole_answer_once_the_turn_ends(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor(profile, workspace, state_dir, init_options=NO_SHOW, env=LONG_INTERVAL) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path, uri = await open_transcript(ed)
+        seen = snapshots(buffers, uri)
+        # Each turn's end is written at once; the second comes well within the interval after the
+        # edit that showed the first.
+        for turn, prompt in enumerate(["#chunks=5 a first turn", "#chunks=40 #slow=20 a second turn"], 1):
+            admitted = await ed.command("acp.prompt", {"text": prompt})
+            end = await ed.wait_turn_end(admitted["turnId"])
+            edits_at_end = len(seen)
+            # Within one transcript write and one edit of the turn's end, not an interval later.
+            await until(lambda: turn_ends(buffers.text(uri)) == turn, f"turn {turn}'s end in the buffer", 20)  # noqa: B023
+            assert end["stopReason"] == "end_turn"
+            # One edit may have been in flight, or a write under way, when the turn ended.
+            assert len(seen) - edits_at_end <= 2, (edits_at_end, len(seen))
+        text = buffers.text(uri)
+    assert " ".join(f"c{i}" for i in range(40)) in conversation(text)
+    assert text == path.read_text()
+    well_formed(text)
+
+
+async def test_a_big_chunk_reaches_the_open_document_at_once(workspace: Path, state_dir: Path) -> None:
+    from sidecar.demo_agent.behaviours import answer_text
+
+    whole = answer_text(40_000)
+    first, second = whole[:20_000], whole[20_000:]
+    async with open_editor("neovim", workspace, state_dir, init_options=NO_SHOW, env=LONG_INTERVAL) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        path, uri = await open_transcript(ed)
+        seen = snapshots(buffers, uri)
+        # Two chunks of 20 000 characters, 3 s apart. The prompt was written just before the
+        # first (at once: nothing was written for a while), so only its size brings the first
+        # forward; the second waits (one early write per interval) until the turn ends.
+        admitted = await ed.command("acp.prompt", {"text": "#answer=40000 #piece=20000 #slow=3000 big"})
+        await ed.wait_turn_end(admitted["turnId"], timeout=60)
+        await until(lambda: turn_ends(buffers.text(uri)) == 1, "the turn's end in the buffer", timeout=20)
+        final = buffers.text(uri)  # (a later title change waits for the long interval)
+    flat = [conversation(text).replace("\n", "") for text in seen]
+    early = [b for b in flat if first.replace("\n", "") in b and second[:100].replace("\n", "") not in b]
+    assert early, [len(b) for b in flat]
+    assert turn_ends(final) == 1 and whole.replace("\n", "") in conversation(final).replace("\n", "")
+
+
+@pytest.mark.parametrize("profile", ["helix", "neovim"])
+async def test_a_two_megabyte_answer_is_whole_in_the_open_document(
+    profile: str, workspace: Path, state_dir: Path
+) -> None:
+    from sidecar.demo_agent.behaviours import answer_text
+
+    options = {"transcript": {"showOnPrompt": False, "maxBytes": 1 << 20}}
+    async with open_editor(profile, workspace, state_dir, init_options=options) as ed:
+        buffers = Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        await ed.prompt_and_wait("#chunks=20000 an older turn")  # trimmed before this one
+        path, uri = await open_transcript(ed)
+        admitted = await ed.command("acp.prompt", {"text": "#answer=2000000 a long answer"})
+        await ed.wait_turn_end(admitted["turnId"], timeout=120)
+        done = await wait_file(
+            path, lambda t: "END OF ANSWER" in t and turn_ends(t.split("END OF ANSWER")[-1]) == 1, 60
+        )
+        await until(in_sync(buffers, uri, path), "the buffer to show the file")
+        text = buffers.text(uri)
+    assert text == done
+    body = conversation(text)
+    assert answer_text(2_000_000) in body
+    assert "not shown" not in text and "c19999" not in body  # the older turn went first
+    assert body.startswith("_… ") and "earlier bytes trimmed …_" in body.split("\n", 1)[0]
+    well_formed(text)

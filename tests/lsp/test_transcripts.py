@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from sidecar.transcripts import MARKER, PROMPT_AREA, locate_prompt_area
+from sidecar.transcripts.store import CEILING_BYTES
 from tests.fs_modes import mode_of, umask
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
@@ -219,7 +220,9 @@ async def test_hostile_agent_text_keeps_the_structure_and_the_bound(
         await scripted(ed, hostile)
         await scripted(ed, [{"chunk": "after the flood"}])
         text = await wait_file(path, lambda t: "after the flood" in t and t.count("_Turn ended") >= 2, 60)
-    assert len(flooded.encode()) <= bound
+    # The current turn is kept whole over the bound (up to the ceiling); once older, it is trimmed.
+    assert bound < len(flooded.encode()) <= CEILING_BYTES
+    assert conversation(flooded).count("x" * 1000 + "\n") == 10_000
     well_formed(flooded)
     assert len(text.encode()) <= bound
     well_formed(text)

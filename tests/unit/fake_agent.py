@@ -389,7 +389,9 @@ class Recorder:
     def on_error(self, message: str) -> None:
         self.events.append(("error", message))
 
-    def on_transcript_change(self, session_id: str, uri: str, change: DocumentChange) -> None:
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None:
         self.events.append(("transcript", (session_id, uri, change)))
 
     def on_terminal(self, session_id: str, info: dict[str, Any]) -> None:

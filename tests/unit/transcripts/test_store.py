@@ -154,9 +154,10 @@ def test_the_bound_trims_the_head_and_leaves_a_marker(tmp_path: Path) -> None:
     assert_well_formed(text)
 
 
-def test_a_ten_megabyte_hostile_message_cannot_pass_the_bound(tmp_path: Path) -> None:
+def test_a_ten_megabyte_hostile_message_cannot_pass_the_ceiling(tmp_path: Path) -> None:
+    # The current turn is kept whole over the bound, up to the ceiling: beyond, it is trimmed too.
     bound = 4 * 1024 * 1024
-    store = TranscriptStore(tmp_path, max_bytes=bound, durable=False)
+    store = TranscriptStore(tmp_path, max_bytes=1024 * 1024, ceiling=bound, durable=False)
     r = renderer()
     r.prompt([{"type": "text", "text": "go"}])
     hostile = ("# fake heading\n```\n<!--\n---\n\x1b[31m\x00" + "A" * 200 + "\n") * (10_000_000 // 230)
@@ -177,13 +178,42 @@ def test_a_ten_megabyte_hostile_message_cannot_pass_the_bound(tmp_path: Path) ->
     assert_well_formed(text)
 
 
-def test_a_single_batch_over_the_bound_is_trimmed_before_it_lands(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path, max_bytes=65536, durable=False)
+def test_a_single_batch_over_the_ceiling_is_trimmed_before_it_lands(tmp_path: Path) -> None:
+    store = TranscriptStore(tmp_path, max_bytes=32768, ceiling=65536, durable=False)
     batch = Batch(text="## Agent\n\n" + "word " * 100_000 + "\n", keys=["a:" + "0" * 24])
     store.append(AGENT, SESSION, batch)
     text = store.read(AGENT, SESSION)
     assert text is not None and len(text.encode()) <= 65536
     assert "earlier bytes trimmed" in text and text.endswith(PROMPT_AREA)
+
+
+def test_the_current_answer_is_kept_whole_and_older_turns_are_trimmed_first(tmp_path: Path) -> None:
+    bound = 1024 * 1024
+    store = TranscriptStore(tmp_path, max_bytes=bound, durable=False)
+    for index in range(3):
+        append_turn(store, f"question {index}", f"answer {index} " + "older words " * 30_000)
+    r = renderer()
+    r.prompt([{"type": "text", "text": "the long one"}])
+    whole = "".join(f"line {i:07d} of a two megabyte answer\n" for i in range(2_000_000 // 37))
+    for start in range(0, len(whole), 65536):  # streamed: many appends, as a session does
+        r.update(agent(whole[start : start + 65536]))
+        batch = r.take()
+        assert batch is not None
+        store.append(AGENT, SESSION, batch)
+    r.turn_ended("end_turn")
+    batch = r.take()
+    assert batch is not None
+    store.append(AGENT, SESSION, batch)
+    text = store.read(AGENT, SESSION)
+    assert text is not None
+    body = text.split("\n\n", 1)[1]
+    note = TRIM_NOTE.search(body)
+    assert note is not None and int(note.group(1)) > 300_000  # the older turns went first
+    assert "question 0" not in text and "    the long one\n" in text
+    assert whole in text  # every line of the current answer, none cut
+    assert "more characters of this message not shown" not in text
+    assert bound < len(text.encode()) < 2 * bound + 500_000  # raised just enough
+    assert_well_formed(text)
 
 
 @pytest.mark.parametrize("seed", range(8))
