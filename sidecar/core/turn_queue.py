@@ -168,8 +168,11 @@ class TurnQueue:
             return True
         turn.advance(TurnState.CANCELLING)
         self._emit_status()
+        # session/cancel first, then the answers to what the agent asked (ACP: pending requests
+        # are answered cancelled after the cancel), so the agent reads them as the cancel's.
+        sent = await self._send_cancel(session.session_id)
         self._cancel_permissions(session)
-        if await self._send_cancel(session.session_id):
+        if sent:
             self._spawn(self._cancel_deadline(session, turn), f"cancel-deadline-{turn.turn_id}")
         return True
 

@@ -127,7 +127,8 @@ class Turn:
             cancel.cancel()
             if not request.done():
                 request.cancel()
-        if request.done() and not request.cancelled():
+        # A cancel read with the answer (the client sends session/cancel first) wins over it.
+        if request.done() and not request.cancelled() and not self.cancelled.is_set():
             return request.result()
         raise TurnCancelled
 

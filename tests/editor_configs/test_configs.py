@@ -228,8 +228,9 @@ def test_helix_readme_covers_every_command(contract: tuple[dict[str, Any], froze
 # included that other parts of the sidecar add.
 PROTOCOL_PATH = REPO / "docs" / "protocol.md"
 EDITOR_ONLY_SETTINGS = {"path", "args", "trace.server"}
-# The options the extension sends because it shows the conversation and permission requests itself.
-EXTENSION_OPTIONS = {"notify.permissionDialog", "transcript.showOnPrompt"}
+# The options the extension sends because it shows the conversation, permission requests and the
+# agent's questions itself.
+EXTENSION_OPTIONS = {"notify.permissionDialog", "notify.elicitationDialog", "transcript.showOnPrompt"}
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +276,7 @@ def test_vscode_manifest(protocol: tuple[dict[str, Any], frozenset[str]]) -> Non
     for key in EXTENSION_OPTIONS:
         assert key in options, f"{key} is not in docs/protocol.md"
         section, name = key.split(".")
-        sent = re.search(rf"{section}: \{{ {name}: false \}}", source)
+        sent = re.search(rf"{section}: \{{[^}}]*\b{name}: false\b[^}}]*\}}", source)
         assert sent, f"the extension does not send {key}: false"
 
     settings = pkg["contributes"]["configuration"]["properties"]

@@ -40,6 +40,7 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.edit.apply",
             "acp.edit.proposals",
             "acp.permission.respond",
+            "acp.elicitation.respond",
             "acp.authenticate",
             "acp.status",
         }
