@@ -21,6 +21,7 @@ JsonObj = dict[str, Any]
 Action = Literal["accept", "decline", "cancel"]
 MAX_PENDING = 16  # per session (and for those tied to no session): more is refused to the agent
 MAX_MESSAGE = 4000
+MAX_OPEN_URLS = 64  # URL questions accepted and not completed yet: the oldest is forgotten first
 
 
 @attrs.define(eq=False)
@@ -143,6 +144,8 @@ class Elicitations:
             self._emit_status()
         if url is not None and answer.get("action") == "accept":
             self._open_urls[elicitation.elicitation_id] = elicitation
+            while len(self._open_urls) > MAX_OPEN_URLS:  # an agent that never completes them
+                del self._open_urls[next(iter(self._open_urls))]
         self._asker.on_elicitation(elicitation, "resolved", answer)
         return answer
 
