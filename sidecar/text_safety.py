@@ -293,16 +293,20 @@ class TextCleaner:
     def feed(self, chunk: str) -> str:
         text = self._held + chunk if self._held else chunk
         self._held = ""
-        cut = len(text)
         if text.endswith("\r"):
-            cut -= 1  # maybe the first half of CR LF
-        elif text and "\ud800" <= text[-1] <= "\udbff":
-            cut -= 1  # maybe the first half of a surrogate pair
-        else:
-            open_escape = _OPEN_ESCAPE.search(text, max(0, len(text) - _MAX_HELD))
-            if open_escape is not None and open_escape.end() - open_escape.start() < _MAX_HELD:
-                cut = open_escape.start()
-        self._held = text[cut:]
+            self._held = "\r"  # maybe the first half of CR LF
+            return _clean_complete(text[:-1])
+        tail = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, tail = text[:-1], text[-1]  # maybe the first half of a surrogate pair
+        # Lone surrogates go first, as in the whole text: an escape one interrupted may go on
+        # after it, in this chunk or the next.
+        text = fix_surrogates(text)
+        cut = len(text)
+        open_escape = _OPEN_ESCAPE.search(text, max(0, cut - _MAX_HELD))
+        if open_escape is not None and open_escape.end() - open_escape.start() < _MAX_HELD:
+            cut = open_escape.start()
+        self._held = text[cut:] + tail
         return _clean_complete(text[:cut])
 
     def finish(self) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .. import __version__
+from .chunk_merge import ChunkMerger
 from .errors import METHOD_NOT_FOUND, AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
 from .jsonrpc import JsonRpcConnection
 from .process import AgentProcess
@@ -45,7 +46,7 @@ def too_long(length: int) -> str:
 class ClientHandler(Protocol):
     """What the layer above answers for the agent. Updates arrive in order."""
 
-    async def on_session_update(self, params: JsonObj) -> None: ...
+    def on_session_update(self, params: JsonObj) -> None: ...
     async def request_permission(self, params: JsonObj) -> JsonObj: ...
     async def read_text_file(self, params: JsonObj) -> JsonObj: ...
     async def write_text_file(self, params: JsonObj) -> JsonObj: ...
@@ -109,6 +110,15 @@ class AgentDescription:
         return isinstance(self._session_caps().get("close"), dict)
 
     @property
+    def can_delete(self) -> bool:
+        return isinstance(self._session_caps().get("delete"), dict)
+
+    @property
+    def can_fork(self) -> bool:
+        """`session/fork` (unstable ACP), offered as `sessionCapabilities.fork`."""
+        return isinstance(self._session_caps().get("fork"), dict)
+
+    @property
     def can_set_title(self) -> bool:
         """`session/set_title` (unstable ACP), offered as `sessionCapabilities.title`."""
         return isinstance(self._session_caps().get("title"), dict)
@@ -122,6 +132,12 @@ class AgentDescription:
     def can_rename(self) -> bool:
         """A rename without a prompt: `session/set_title`, or the agent's own method."""
         return self.can_set_title or self.vendor_set_title is not None
+
+    @property
+    def can_logout(self) -> bool:
+        """`logout`, offered as `agentCapabilities.auth.logout`."""
+        auth = self.capabilities.get("auth")
+        return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
 
     @property
     def can_embed_context(self) -> bool:
@@ -169,6 +185,7 @@ class AcpClient:
             on_notification=self._on_notification,
             on_request=self._on_request,
             max_frame_bytes=self._max_frame,
+            merge=ChunkMerger(),
         )
         self.connection.start()
 
@@ -198,14 +215,14 @@ class AcpClient:
         return await self._conn().request(method, params, wait)
 
     # ------------------------------------------------------------------ incoming
-    async def _on_notification(self, method: str, params: Any) -> None:
+    def _on_notification(self, method: str, params: Any) -> None:
         if method == "session/update":
             if (
                 isinstance(params, dict)
                 and isinstance(params.get("sessionId"), str)
                 and isinstance(params.get("update"), dict)
             ):
-                await self.handler.on_session_update(params)
+                self.handler.on_session_update(params)
             else:
                 log.warning("dropped a malformed session/update: %.300r", params)
         elif method == "elicitation/complete" and isinstance(params, dict):
@@ -294,6 +311,10 @@ class AcpClient:
             )
         return _obj(await self._call("authenticate", {"methodId": method_id}, None) or {}, "authenticate")
 
+    async def logout(self) -> JsonObj:
+        self._require(self._described().can_logout, "logout")
+        return _obj(await self._call("logout", {}) or {}, "logout")
+
     def _session_params(self, cwd: str, additional: Sequence[str]) -> JsonObj:
         params: JsonObj = {"cwd": cwd, "mcpServers": []}
         if additional and self._described().additional_directories:
@@ -306,6 +327,20 @@ class AcpClient:
             raise RemoteError(-32603, "the agent's session/new answer has no sessionId")
         if (length := len(result["sessionId"])) > MAX_SESSION_ID_CHARS:
             raise RemoteError(-32603, f"the agent's session/new answer has a sessionId of {too_long(length)}")
+        return result
+
+    async def fork_session(self, session_id: str, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
+        """`session/fork`: a new session holding `session_id`'s conversation (its id answered)."""
+        self._require(self._described().can_fork, "session/fork")
+        params = self._session_params(cwd, additional) | {"sessionId": session_id}
+        result = _obj(await self._call("session/fork", params), "session/fork")
+        forked = result.get("sessionId")
+        if not isinstance(forked, str) or not forked or forked == session_id:
+            raise RemoteError(-32603, "the agent's session/fork answer has no new sessionId")
+        if (length := len(forked)) > MAX_SESSION_ID_CHARS:
+            raise RemoteError(
+                -32603, f"the agent's session/fork answer has a sessionId of {too_long(length)}"
+            )
         return result
 
     async def load_session(self, session_id: str, cwd: str, additional: Sequence[str] = ()) -> JsonObj:
@@ -322,6 +357,10 @@ class AcpClient:
     async def close_session(self, session_id: str) -> None:
         self._require(self._described().can_close, "session/close")
         await self._call("session/close", {"sessionId": session_id})
+
+    async def delete_session(self, session_id: str) -> None:
+        self._require(self._described().can_delete, "session/delete")
+        await self._call("session/delete", {"sessionId": session_id})
 
     async def list_sessions(self, cwd: str | None = None) -> tuple[list[JsonObj], bool]:
         """All pages of session/list. Returns (sessions, complete).

@@ -57,7 +57,10 @@ def _fast_decoder() -> tuple[Callable[[bytes], Any], type[Exception]]:
     return msgspec.json.Decoder().decode, msgspec.DecodeError
 
 
-NotificationHandler = Callable[[str, Any], Awaitable[None]]
+NotificationHandler = Callable[[str, Any], None]  # sync: called in arrival order, never awaited
+# (method, the params of the notification queued last, the new one's) -> True when the new one was
+# folded into the queued one (it is then not dispatched on its own).
+NotificationMerger = Callable[[str, Any, Any], bool]
 RequestHandler = Callable[[str, Any], Awaitable[Any]]
 
 
@@ -97,11 +100,13 @@ class JsonRpcConnection:
         max_frame_bytes: int = DEFAULT_MAX_FRAME,
         queue_size: int = 4096,
         name: str = "agent",
+        merge: NotificationMerger | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._on_notification = on_notification
         self._on_request = on_request
+        self._merge = merge
         self._max_frame = max_frame_bytes
         self._name = name
         self._ids = itertools.count(1)
@@ -213,6 +218,7 @@ class JsonRpcConnection:
         discarding = False  # inside an oversize frame: drop bytes up to its newline
         queue = self._queue
         read = self._reader.read
+        merge = self._merge
         try:
             while True:
                 chunk = await read(_READ_CHUNK)
@@ -240,10 +246,21 @@ class JsonRpcConnection:
                             continue
                         method = msg.get("method")
                         if type(method) is str and "id" not in msg and method != CANCEL_METHOD:
-                            # The common case, a notification: straight into the queue.
+                            # The common case, a notification: straight into the queue, or into
+                            # the one waiting last there when they merge (text chunks).
+                            params = msg.get("params")
+                            if merge is not None and queue:
+                                last = queue[-1]
+                                if (
+                                    last is not None
+                                    and last[2] is _NOTIFICATION
+                                    and last[0] == method
+                                    and merge(method, last[1], params)
+                                ):
+                                    continue
                             if len(queue) >= self._queue_size:
                                 await self._wait_room()
-                            queue.append((method, msg.get("params"), _NOTIFICATION))
+                            queue.append((method, params, _NOTIFICATION))
                             if self._queue_ready is not None:
                                 self._wake_dispatcher()
                         else:
@@ -372,7 +389,7 @@ class JsonRpcConnection:
             method, params, request_id = item
             if request_id is _NOTIFICATION:
                 try:
-                    await self._on_notification(method, params)
+                    self._on_notification(method, params)
                 except Exception:
                     log.exception("handling %s from %s failed", method, self._name)
             else:

@@ -50,9 +50,13 @@ class AgentIdentity:
     the name it had last time with this command line (so cached titles show while it is down),
     else the command's name."""
 
-    def __init__(self, state_dir: Path, command: list[str]) -> None:
+    def __init__(self, state_dir: Path, command: list[str], configured: str | None = None) -> None:
         self._names = AgentNames(state_dir)
         self._command = command
+        self._program = Path(command[0]).name  # the key until the agent names itself (read per title)
+        # A configured agent's name (`initializationOptions.agents`): remembered with its command,
+        # so two entries that run one program with different settings keep their own names.
+        self._remember_as = command if configured is None else [f"agents.{configured}", *command]
         self.name: str | None = None  # what the running agent calls itself (initialize)
         self._known: str | None = None
 
@@ -61,12 +65,17 @@ class AgentIdentity:
         if self.name is not None:
             return bounded_key(self.name)
         if self._known is None:
-            self._known = self._names.lookup(self._command) or ""
-        return self._known or Path(self._command[0]).name
+            self._known = self._names.lookup(self._remember_as) or self._names.lookup(self._command) or ""
+        return self._known or self._program
+
+    def remembered(self) -> str | None:
+        """The name this command line's agent had last time (agents.json), if any."""
+        self.key  # noqa: B018 (looks it up once)
+        return self._known or None
 
     def remember(self) -> None:
         """Keep the running agent's name for this command line (blocking: it writes a file)."""
-        self._names.remember(self._command, self.key)
+        self._names.remember(self._remember_as, self.key)
 
 
 MAX_KEY_CHARS = 200

@@ -11,7 +11,6 @@ import contextlib
 import os
 import time
 from collections.abc import Awaitable, Iterable
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..acp import (
@@ -23,9 +22,11 @@ from ..acp import (
     ConnectionClosed,
 )
 from . import errors
+from .agent_names import AgentIdentity
 from .context import EngineContext
 from .errors import SidecarError
 from .events import AgentLost, AgentReady
+from .options import AgentSpec
 from .ports import AgentConnection, AgentConnector
 from .status import AgentView
 
@@ -41,26 +42,38 @@ class SupervisorEvents(Protocol):
 
 
 class AgentSupervisor:
-    """Owns the connection to the agent; one agent process at a time."""
+    """Owns the connection to one configured agent; one process of it at a time."""
 
-    def __init__(self, ctx: EngineContext, handler: ClientHandler, *, connect: AgentConnector) -> None:
+    def __init__(
+        self,
+        ctx: EngineContext,
+        handler: ClientHandler,
+        *,
+        connect: AgentConnector,
+        spec: AgentSpec,
+        identity: AgentIdentity,
+    ) -> None:
         self.options = ctx.options
+        self.spec = spec
+        self.name = spec.name  # the configured name (what the editor picks it by)
         self._handler = handler
         self._events: SupervisorEvents = ctx.listener
         self._bus = ctx.bus
         self._connect = connect
         self._spawn = ctx.spawn
         self._emit_status = ctx.status_changed
-        self._identity = ctx.identity
+        self._identity = identity
         self.client: AgentConnection | None = None
         self.agent: AgentDescription | None = None
         # Bumped per agent process that initialized: sessions attached to an older one re-attach.
         self.generation = 0
-        self.state = "starting"  # starting | ready | disconnected | error
+        self.state = "stopped"  # stopped | starting | ready | disconnected | error
         self.problem: str | None = None
         self.closed = False
         self._start_lock = asyncio.Lock()
         self._restarts: list[float] = []
+        # When one of its sessions last did something (a turn began or ended): the idle stop's clock.
+        self.last_used = time.monotonic()
 
     # ------------------------------------------------------------------ start
     async def start(self) -> None:
@@ -78,6 +91,7 @@ class AgentSupervisor:
         """The running agent, started (or restarted, with backoff) when it is not."""
         if self.closed:
             raise errors.agent_down("the sidecar is shutting down")
+        self.last_used = time.monotonic()  # every command that needs it: the idle stop waits
         if self.ready:
             assert self.client is not None
             return self.client
@@ -96,6 +110,7 @@ class AgentSupervisor:
                 # Back off a little more after each recent failure.
                 await asyncio.sleep(min(0.25 * 2 ** (len(self._restarts) - 1), MAX_BACKOFF_SECONDS))
             self._restarts.append(time.monotonic())
+            self.last_used = time.monotonic()
             return await self._spawn_agent()
 
     async def _spawn_agent(self) -> AgentConnection:
@@ -104,10 +119,10 @@ class AgentSupervisor:
         self.state = "starting"
         self._emit_status()
         env = dict(os.environ)
-        env.update(self.options.agent_env)
+        env.update(self.spec.env)
         env.setdefault("ACP_SIDECAR_STATE_DIR", str(self.options.state_dir))
         client = self._connect(
-            self.options.agent_command,
+            self.spec.command,
             self._handler,
             env=env,
             cwd=self.options.agent_cwd,
@@ -118,7 +133,7 @@ class AgentSupervisor:
         try:
             await client.start()
         except OSError as exc:
-            self._failed(f"cannot start {' '.join(self.options.agent_command)!r}: {exc.strerror or exc}")
+            self._failed(f"cannot start {' '.join(self.spec.command)!r}: {exc.strerror or exc}")
             raise errors.agent_down(self.problem or "start failed") from None
         try:
             self.agent = await client.initialize()
@@ -137,13 +152,13 @@ class AgentSupervisor:
         self.problem = None
         name = self.agent.info.get("name")
         self._identity.name = name if isinstance(name, str) else None
-        self._bus.publish(AgentReady(client, self.agent))
+        self._bus.publish(AgentReady(self.name, client, self.agent))
         # Off the event loop: it writes and fsyncs a small file.
         self._spawn(asyncio.to_thread(self._identity.remember), "agent-name")
         self._spawn(self._watch(client, self.generation), "agent-watch")
         self._emit_status()
         self._events.on_log(
-            "info", f"agent {self.agent.display_name} {self.agent.version or ''} ready".strip()
+            "info", f"agent {self.name}: {self.agent.display_name} {self.agent.version or ''} ready".strip()
         )
         return client
 
@@ -154,19 +169,19 @@ class AgentSupervisor:
         self._emit_status()
 
     def _stderr_line(self, line: str) -> None:
-        self._events.on_log("agent", line)
+        self._events.on_log("agent", line)  # one agent's words: the log line of several is theirs
 
     # ------------------------------------------------------------------ death
     async def _watch(self, client: AgentConnection, generation: int) -> None:
         """When the agent dies: end every turn, answer every waiter, report it."""
         await client.wait_closed()
-        if self.closed or generation != self.generation:
-            return
-        reason = await self.exit_reason("the agent closed its connection")
+        if self.closed or generation != self.generation or self.client is not client:
+            return  # shutting down, replaced, or stopped on purpose (`stop_idle`)
+        reason = await self.exit_reason(f"the agent {self.name} closed its connection")
         self.state = "disconnected"
         self.problem = reason
         self._events.on_log("error", reason)
-        self._bus.publish(AgentLost(reason))
+        self._bus.publish(AgentLost(self.name, reason))
         self._emit_status()
         self._events.on_error(f"{reason}. The next command restarts it.")
         await client.stop(grace=0.1)
@@ -183,7 +198,7 @@ class AgentSupervisor:
         if code is None:
             return self.problem or fallback
         tail = " | ".join(client.process.stderr.tail(3))
-        return f"the agent exited (code {code})" + (f"; stderr: {tail}" if tail else "")
+        return f"the agent {self.name} exited (code {code})" + (f"; stderr: {tail}" if tail else "")
 
     # ------------------------------------------------------------------ identity
     @property
@@ -195,11 +210,38 @@ class AgentSupervisor:
         agent = self.agent
         return AgentView(
             state=self.state,
-            name=(agent.name if agent else None) or Path(self.options.agent_command[0]).name,
+            # Before its first start: the name it had last time, else the configured one.
+            name=(agent.name if agent else None) or self._identity.remembered() or self.name,
             title=agent.title if agent else None,
             version=agent.version if agent else None,
             problem=self.problem,
+            configured=self.name,
         )
+
+    def describe(self) -> dict[str, Any]:
+        """The agent as `acp.agents` lists it (docs/protocol.md)."""
+        agent = self.agent
+        state = {"ready": "idle", "disconnected": "error"}.get(self.state, self.state)
+        return {
+            "name": self.name,
+            "title": agent.title if agent is not None else None,
+            "version": agent.version if agent is not None else None,
+            "agentName": agent.name if agent is not None else None,
+            "state": state,
+            "message": self.problem if state == "error" else None,
+            "capabilities": None
+            if agent is None
+            else {
+                "load": agent.can_load,
+                "resume": agent.can_resume,
+                "list": agent.can_list,
+                "setTitle": agent.can_set_title,
+                "fork": agent.can_fork,
+                "close": agent.can_close,
+                "delete": agent.can_delete,
+                "logout": agent.can_logout,
+            },
+        }
 
     # ------------------------------------------------------------------ calls
     async def call(self, call: Awaitable[T]) -> T:
@@ -234,6 +276,12 @@ class AgentSupervisor:
         await self.call(client.authenticate(method_id))
         return {}
 
+    async def logout(self) -> dict[str, Any]:
+        """`logout` (when the agent offers it): it asks for authentication again when it needs it."""
+        client = await self.ensure()
+        await self.call(client.logout())
+        return {}
+
     # ------------------------------------------------------------------ stop
     async def send_cancel(self, session_id: str) -> bool:
         """`session/cancel` to the running agent; False when there is none to tell."""
@@ -262,6 +310,22 @@ class AgentSupervisor:
     async def stop(self, grace: float) -> None:
         if self.client is not None:
             await self.client.stop(grace=grace)
+
+    async def stop_idle(self, session_ids: Iterable[str]) -> None:
+        """Stop the agent on purpose (idle): its sessions closed where it offers that, the process
+        ended; the next use starts it again and re-attaches them. Not a crash: no backoff."""
+        async with self._start_lock:
+            client = self.client
+            if client is None or self.closed:
+                return
+            await self.close_sessions(session_ids)
+            self.client = None  # its watcher sees a stop, not a death
+            self.generation += 1  # sessions attached to it re-attach on their next use
+            self.state, self.problem = "stopped", None
+            self._restarts.clear()
+            await client.stop(grace=1.0)
+            self._events.on_log("info", f"agent {self.name} stopped (idle)")
+            self._emit_status()
 
     def kill_now(self) -> None:
         if self.client is not None:

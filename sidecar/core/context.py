@@ -1,4 +1,4 @@
-"""What every part of the engine shares: settings, the editor side, the bus, tasks, the agent's identity."""
+"""What every part of the engine shares: settings, the editor side, the bus, tasks, the agents' identities."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .events import EventBus, StatusChanged
 
 if TYPE_CHECKING:
-    from .agent_names import AgentIdentity
+    from .agents import AgentDirectory
     from .options import EngineOptions
     from .ports import EngineListener, Spawn
 
@@ -23,11 +23,12 @@ class EngineContext:
     bus: EventBus
     # Start an owned background task (kept, logged on failure, cancelled on shutdown).
     spawn: Spawn
-    identity: AgentIdentity
+    # The configured agents: which one owns each session, the key each one's titles are under.
+    agents: AgentDirectory
 
-    def agent_key(self) -> str:
-        """The identity titles and transcripts are stored under."""
-        return self.identity.key
+    def agent_key(self, session_id: str) -> str:
+        """The key a session's titles and transcript are stored under (its agent's identity)."""
+        return self.agents.key_of(session_id)
 
     def status_changed(self) -> None:
         self.bus.publish(_STATUS_CHANGED)

@@ -105,6 +105,10 @@ class Conversations:
         self._by_session: dict[str, _Conversation] = {}
         self._interval = options.transcript_interval
         self._reported_at = float("-inf")
+        # Retitles of documents no conversation here writes, by (agent, session): a burst (a
+        # reconcile changing thousands of records) is one worker job, not a task and a job each.
+        self._retitles: dict[tuple[str, str], str | None] = {}
+        self._retitler: asyncio.Task[None] | None = None
         self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
         self._closed = False
 
@@ -112,13 +116,13 @@ class Conversations:
     def uri(self, session_id: str) -> str:
         """The session's document: where it is, or will be, for the agent this sidecar runs."""
         conversation = self._by_session.get(session_id)
-        return conversation.uri if conversation else self.store.uri(self._agent_key(), session_id)
+        return conversation.uri if conversation else self.store.uri(self._agent_key(session_id), session_id)
 
     # ------------------------------------------------------------------ what happens in a session
     def _of(self, session: Session) -> _Conversation:
         conversation = self._by_session.get(session.session_id)
         if conversation is None:
-            agent = self._agent_key()
+            agent = self._agent_key(session.session_id)
             conversation = _Conversation(
                 session.session_id,
                 agent,
@@ -131,11 +135,18 @@ class Conversations:
     def opened(self, session: Session) -> None:
         """The agent holds the session (new, resumed, loaded): its document exists from here on,
         and the modes and model it starts with are the baseline (not shown as changes)."""
+        first = session.session_id not in self._by_session
         conversation = self._of(session)
         renderer, title = conversation.renderer, self._title_of(session.session_id)
         modes, options = session.modes, list(session.config_options)
         agent, sid = conversation.agent, conversation.session_id
-        if title is None:
+        if first and (parent := session.forked_from) is not None:
+            # A fork made here: the parent's conversation (written out before the fork), then
+            # the line saying where it forked.
+            parent_agent, name = self._agent_key(parent), self._title_of(parent) or parent
+            self._queue(conversation, lambda: self.store.fork(agent, sid, parent_agent, parent, title))
+            self._queue(conversation, lambda: _render(renderer.forked, name))
+        elif title is None:
             self._queue(conversation, lambda: self.store.ensure(agent, sid))
         else:  # also when a replay created the document before the title was known
             self._queue(conversation, lambda: self.store.set_title(agent, sid, title))
@@ -188,6 +199,27 @@ class Conversations:
         renderer = self._of(session).renderer
         self._queue(self._of(session), lambda: _render(renderer.terminal, markdown))
 
+    def question_asked(self, session: Session, markdown: str) -> None:
+        """An agent's form question waits for the user: its block goes into the conversation now,
+        where the user can answer it (core/form_block.py)."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.question, markdown), urgent=True)
+
+    def question_settled(self, session: Session, ident: str, outcome: str) -> None:
+        """The question `ident` was answered (by any route), declined or cancelled: its block is
+        replaced by the line `outcome`; where there is no block (trimmed away), that line is
+        added at the end."""
+        conversation = self._of(session)
+        renderer, agent, sid = conversation.renderer, conversation.agent, conversation.session_id
+
+        def settle() -> DocumentChange | None:
+            change = self.store.replace_question(agent, sid, ident, outcome)
+            if change is None:
+                renderer.question(outcome)
+            return change
+
+        self._queue(conversation, _AfterRendered(settle), urgent=True)
+
     def mode_changed(self, session: Session, mode_id: str) -> None:
         renderer = self._of(session).renderer
         self._queue(self._of(session), lambda: _render(renderer.mode_changed, mode_id))
@@ -215,16 +247,38 @@ class Conversations:
             agent = conversation.agent
             self._queue(conversation, lambda: self.store.set_title(agent, session_id, title))
             return
-        agent = self._agent_key()
         if self._stopping or held_only:
             return
+        self._retitles[(self._agent_key(session_id), session_id)] = title
+        if self._retitler is None or self._retitler.done():
+            self._retitler = self._spawn(self._retitle_existing(), "transcript-retitles")
 
-        def retitle_existing() -> DocumentChange | None:
-            if not self.store.path(agent, session_id).exists():
-                return None
-            return self.store.set_title(agent, session_id, title)
+    async def _retitle_existing(self) -> None:
+        """Retitle the documents that exist of the sessions in `_retitles`, a burst per job."""
+        while self._retitles:
+            burst, self._retitles = self._retitles, {}
 
-        self._spawn(self._run_alone(session_id, agent, retitle_existing), f"transcript-title-{session_id}")
+            def work(burst: dict[tuple[str, str], str | None] = burst) -> list[tuple[str, str, _Outcome]]:
+                done = []
+                for (agent, session_id), title in burst.items():
+                    outcome = _Outcome()
+                    try:
+                        if self.store.path(agent, session_id).exists():
+                            change = self.store.set_title(agent, session_id, title)
+                            if change is not None:
+                                outcome.changes.append(change)
+                    except Exception as exc:
+                        outcome.problems.append(_describe(exc))
+                    outcome.notices.extend(self.store.take_notices())
+                    if outcome.changes or outcome.problems or outcome.notices:
+                        done.append((agent, session_id, outcome))
+                return done
+
+            loop = asyncio.get_running_loop()
+            for agent, session_id, outcome in await asyncio.shield(
+                loop.run_in_executor(self._executor, work)
+            ):
+                self._deliver(session_id, self.store.uri(agent, session_id), outcome)
 
     # ------------------------------------------------------------------ the editor's requests
     async def document(self, session_id: str, agent: str | None = None) -> str:
@@ -240,10 +294,23 @@ class Conversations:
             self._queue(conversation, lambda: self.store.ensure(key, sid, title), urgent=True)
             await asyncio.shield(waiter)
             return conversation.uri
-        owner = agent or self._agent_key()
+        owner = agent or self._agent_key(session_id)
         title = self._title_of(session_id)
         await self._run_alone(session_id, owner, lambda: self.store.ensure(owner, session_id, title))
         return self.store.uri(owner, session_id)
+
+    async def delete(self, session_id: str) -> None:
+        """Remove the session's document (a deleted session), after what was queued for it."""
+        conversation = self._by_session.pop(session_id, None)
+        agent = conversation.agent if conversation is not None else self._agent_key(session_id)
+        if conversation is not None and conversation.flusher is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(conversation.flusher)
+
+        def remove() -> None:
+            self.store.delete(agent, session_id)
+
+        await self._run_alone(session_id, agent, remove)
 
     async def clear_prompt(self, agent: str, session_id: str) -> None:
         """Empty the prompt area of the file (what an editor saved there was sent)."""
@@ -324,6 +391,8 @@ class Conversations:
         (and what the disk refused before)."""
         outcome = _Outcome()
         for operation in operations:
+            if isinstance(operation, _AfterRendered):
+                self._write_rendered(conversation, outcome)
             try:
                 change = operation()
             except Exception as exc:
@@ -332,6 +401,12 @@ class Conversations:
                 continue
             if change is not None:
                 outcome.changes.append(change)
+        self._write_rendered(conversation, outcome)
+        outcome.notices.extend(self.store.take_notices())
+        return outcome
+
+    def _write_rendered(self, conversation: _Conversation, outcome: _Outcome) -> None:
+        """Append what the renderer holds (and what the disk refused before) to the document."""
         try:
             batch = conversation.renderer.take()
         except Exception as exc:
@@ -359,8 +434,6 @@ class Conversations:
             conversation.unsaved.popleft()
             if change is not None:
                 outcome.changes.append(change)
-        outcome.notices.extend(self.store.take_notices())
-        return outcome
 
     async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
         """One store operation for a document no conversation of this process writes."""
@@ -442,6 +515,16 @@ class _TextRun:
         if self.message_id is not None:
             update["messageId"] = self.message_id
         self.renderer.update(update)
+
+
+@dataclass
+class _AfterRendered:
+    """An operation on text already rendered: what the renderer holds is written out first."""
+
+    operation: Operation
+
+    def __call__(self) -> DocumentChange | None:
+        return self.operation()
 
 
 def _render(method: Callable[..., object], *args: object) -> None:

@@ -110,6 +110,21 @@ class Form:
             out[f.name] = _convert(f, raw)
         return out
 
+    def problems(self, content: Mapping[str, object]) -> list[str]:
+        """What `answer` would refuse, for every field that does not fit (first to last): the
+        user of a whole form sees all of them at once."""
+        found: list[str] = []
+        for f in self.fields:
+            try:
+                self._field_form(f).answer({f.name: content.get(f.name)})
+            except FormError as exc:
+                found.append(str(exc))
+        return found
+
+    @staticmethod
+    def _field_form(f: Field) -> Form:
+        return Form(None, None, (f,))
+
 
 def parse_form(schema: object) -> Form:
     """The agent's `requestedSchema`, checked: FormError with a clear message when it is not one

@@ -12,9 +12,11 @@ from typing import Any, Literal, Protocol
 import attrs
 
 from ..acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
+from ..transcripts import locate_prompt_area, questions_in
 from . import errors
 from .elicitation_forms import Form, FormError, check_url, parse_form
 from .errors import SidecarError
+from .form_block import read_answers
 from .session import Session
 
 JsonObj = dict[str, Any]
@@ -39,7 +41,10 @@ class Elicitation:
     future: asyncio.Future[JsonObj]
     # The agent's own id of a URL elicitation (elicitation/complete names it).
     agent_id: str | None = None
+    # The named agent that asked: only it may complete the question.
+    agent: str | None = None
     completed: bool = False
+    timed_out: bool = False  # nobody answered within the timeout: cancelled
 
     def resolve(self, answer: JsonObj) -> bool:
         if self.future.done():
@@ -88,7 +93,7 @@ class Elicitations:
         # URL elicitations the user agreed to, until the agent says they are complete.
         self._open_urls: dict[str, Elicitation] = {}
 
-    async def request(self, params: JsonObj) -> JsonObj:
+    async def request(self, params: JsonObj, agent: str | None = None) -> JsonObj:
         """The ACP answer to one `elicitation/create`; a schema the user cannot be asked is an error
         to the agent (the user is not asked)."""
         message = params.get("message")
@@ -125,6 +130,7 @@ class Elicitations:
             url,
             asyncio.get_running_loop().create_future(),
             agent_id,
+            agent,
         )
         pending[elicitation.elicitation_id] = elicitation
         self._emit_status()
@@ -133,7 +139,7 @@ class Elicitations:
             try:
                 answer = await asyncio.wait_for(asyncio.shield(elicitation.future), self._timeout())
             except TimeoutError:
-                elicitation.resolve({"action": "cancel"})
+                elicitation.timed_out = elicitation.resolve({"action": "cancel"})
                 answer = elicitation.future.result()
                 self._tell_user(
                     f"The agent's question ({elicitation.message[:120]}) was not answered in time: "
@@ -167,13 +173,7 @@ class Elicitations:
     def respond(self, elicitation_id: object, action: object, content: object = None) -> None:
         """The user's answer. Content that does not fit the form is an error to the editor, and
         the question stays open (the user may answer again)."""
-        if not isinstance(elicitation_id, str):
-            raise errors.invalid("elicitationId must be a string")
-        elicitation = next((e for e in self.pending() if e.elicitation_id == elicitation_id), None)
-        if elicitation is None:
-            raise errors.invalid(
-                f"no pending elicitation {elicitation_id!r:.80} (already answered or cancelled)"
-            )
+        elicitation = self._pending_named(elicitation_id)
         if action == "accept":
             answer: JsonObj = {"action": "accept"}
             if elicitation.form is not None:
@@ -187,11 +187,48 @@ class Elicitations:
         else:
             raise errors.invalid("action must be accept, decline or cancel")
 
-    def complete(self, params: JsonObj) -> None:
-        """`elicitation/complete`: the agent says a URL elicitation is done."""
+    def respond_from_document(self, elicitation_id: object, document: str) -> None:
+        """Accept a form question with what the user typed into its block of the conversation
+        document (`document`: the editor's text). Answers that do not fit are an error naming
+        every such field; nothing is sent and the question stays open. Without an id: the one
+        pending question whose block the document holds."""
+        area = locate_prompt_area(document)  # (a copy pasted into the prompt is not the form)
+        if elicitation_id is None:
+            shown = {q.ident for q in questions_in(document, area.start if area is not None else None)}
+            held = [e.elicitation_id for e in self.pending() if e.form and e.elicitation_id in shown]
+            if len(held) != 1:
+                raise errors.invalid(
+                    f"{len(held) or 'no'} pending questions in this document: name one (elicitationId)"
+                )
+            elicitation_id = held[0]
+        elicitation = self._pending_named(elicitation_id)
+        if elicitation.form is None:
+            raise errors.invalid("this question has no form to answer in the document")
+        try:
+            typed = read_answers(document, elicitation, area.start if area is not None else None)
+        except FormError as exc:
+            raise errors.invalid(f"{exc}; nothing was sent, the question is still open") from None
+        problems = elicitation.form.problems(typed)
+        if problems:
+            raise errors.invalid(f"{'; '.join(problems)}; nothing was sent, the question is still open")
+        self.respond(elicitation.elicitation_id, "accept", typed)
+
+    def _pending_named(self, elicitation_id: object) -> Elicitation:
+        if not isinstance(elicitation_id, str):
+            raise errors.invalid("elicitationId must be a string")
+        elicitation = next((e for e in self.pending() if e.elicitation_id == elicitation_id), None)
+        if elicitation is None:
+            raise errors.invalid(
+                f"no pending elicitation {elicitation_id!r:.80} (already answered or cancelled)"
+            )
+        return elicitation
+
+    def complete(self, params: JsonObj, agent: str | None = None) -> None:
+        """`elicitation/complete`: the agent says a URL elicitation is done (one it asked itself:
+        the ids are the agents', so two agents may use the same)."""
         agent_id = params.get("elicitationId")
         for key, elicitation in list(self._open_urls.items()):
-            if elicitation.agent_id == agent_id:
+            if elicitation.agent_id == agent_id and elicitation.agent == agent:
                 del self._open_urls[key]
                 elicitation.completed = True
                 self._asker.on_elicitation(elicitation, "completed", None)

@@ -75,16 +75,18 @@ class TitleChanged:
 
 @dataclass(frozen=True)
 class AgentReady:
-    """An agent process initialized."""
+    """An agent process initialized (`name`: the configured agent's)."""
 
+    name: str
     client: AgentConnection
     agent: AgentDescription
 
 
 @dataclass(frozen=True)
 class AgentLost:
-    """The agent process went away."""
+    """An agent process went away (`name`: the configured agent's); the others are untouched."""
 
+    name: str
     reason: str
 
 

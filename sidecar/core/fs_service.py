@@ -8,12 +8,16 @@ in daemon threads bounded in time and per session (`FileOps`).
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..acp.errors import RESOURCE_NOT_FOUND
 from . import errors
+from .agent_changes import AgentChanges
+from .diff_apply import by_path
 from .errors import SidecarError
 from .file_ops import FileOps
 from .files import read_text, read_text_if_exists, replace_exactly, resolve_inside, window, write_text
@@ -34,11 +38,18 @@ class FileService:
         files: EditorFiles,
         *,
         tell_user: Callable[[str], None],
-        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+        spawn: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[Any]],
+        changes: AgentChanges | None = None,
     ) -> None:
         self._sessions = sessions
         self._files = files
         self._ops = FileOps()
+        # What each write changed, for review after it landed (None: not tracked).
+        self.changes = changes
+        self._spawn = spawn
+        # (session, path) -> the text the agent wrote through us, until its tool call completes:
+        # that write is tracked already, its diff must not be taken for the agent's own write.
+        self._written: dict[tuple[str, str], str] = {}
         self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._replace_exactly)
 
     def _session_for_fs(self, params: JsonObj) -> Session:
@@ -69,9 +80,51 @@ class FileService:
         reviewed = self.reviewed.take(session.session_id, path)
         if reviewed is not None:
             content = reviewed  # the user changed the agent's proposal before allowing it
+        before = self._files.open_document_text(path) if self.changes is not None else None
         if not await self._files.write_via_editor(path, content):
+            if self.changes is not None and before is None:
+                before = await self._disk_before(session.session_id, path)
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
+        if self.changes is not None and before is not None:
+            self.changes.record(session.session_id, str(path), before, content)
+            if len(self._written) >= MAX_WRITTEN:
+                self._written.pop(next(iter(self._written)))
+            self._written[(session.session_id, str(path))] = content
         return {}
+
+    def tool_call_ended(self, session: Session, update: Mapping[str, Any]) -> None:
+        """A tool call completed: the files its diffs name that the agent did not write through
+        `fs/write_text_file` it wrote itself (claude-agent-acp); their hunks are tracked too."""
+        if self.changes is None or update.get("status") != "completed":
+            return
+        call_id = update.get("toolCallId")
+        diffs = session.tool_calls.diffs(call_id) if isinstance(call_id, str) else []
+        own: dict[str, list[Mapping[str, Any]]] = {}
+        for path, group in by_path(diffs).items():
+            try:
+                real = str(resolve_inside(path, session.roots))
+            except SidecarError:
+                continue
+            if self._written.pop((session.session_id, real), None) is None:
+                own[real] = group
+        if own:
+            self._spawn(self._track_own_writes(session.session_id, own), f"own-writes-{call_id}")
+
+    async def _track_own_writes(self, session_id: str, own: dict[str, list[Mapping[str, Any]]]) -> None:
+        for path, group in own.items():
+            after = await self._disk_before(session_id, Path(path))
+            before = undo_diffs(after, group) if after is not None else None
+            if before is not None and after is not None and self.changes is not None:
+                self.changes.record(session_id, path, before, after)
+
+    async def _disk_before(self, session_id: str, path: Path) -> str | None:
+        """The file before the agent's write, for its review ("" for no file); None when it cannot
+        be read as text (the write itself goes on, untracked)."""
+        try:
+            found = await self._read_disk(session_id, path)
+        except SidecarError:
+            return None
+        return found or ""
 
     async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
         """Write `text` to `path` (admitted inside the session's roots) only while the file holds
@@ -79,6 +132,17 @@ class FileService:
         session = self._session(session_id)
         real = resolve_inside(path, session.roots)
         found = await self._replace_exactly(session.session_id, real, expected, text)
+        return found == expected
+
+    async def revert_closed_file(self, session_id: str, path: str, expected: str, text: str) -> bool:
+        """An agent change reverted in a closed file: `text` written only while the file holds
+        `expected`. Its session's roots, or (a session not loaded since a restart) the file's own
+        folder: the path was admitted when the agent wrote it; a symlink put there since is not
+        followed."""
+        session = self._sessions.get(session_id)
+        roots = session.roots if session is not None else [os.path.dirname(path)]
+        real = resolve_inside(path, roots)
+        found = await self._ops.run(session_id, replace_exactly, real, expected, text, roots)
         return found == expected
 
     async def mention_contexts(self, session: Session, text: str) -> list[PromptContext]:
@@ -157,6 +221,25 @@ class FileService:
                 if isinstance(asked, str) and asked not in known and (diffs := diffs_in(request.tool_call)):
                     found.append((session, asked, request.tool_call, diffs))
         return [edit for edit in found if _admitted(edit[0], edit[3])]
+
+
+MAX_WRITTEN = 256
+
+
+def undo_diffs(text: str, diffs: list[Mapping[str, Any]]) -> str | None:
+    """The file before `diffs` made it `text` (each one's `newText` the whole file or found exactly
+    once, in reverse order); None when that cannot be told."""
+    for diff in reversed(diffs):
+        old, new = diff.get("oldText"), diff.get("newText")
+        if not isinstance(new, str) or not (old is None or isinstance(old, str)):
+            return None
+        if new == text:
+            text = old or ""
+        elif old is not None and new and text.count(new) == 1:
+            text = text.replace(new, old, 1)
+        else:
+            return None
+    return text
 
 
 def _admit(session: Session, diffs: list[JsonObj]) -> None:

@@ -3,19 +3,25 @@
 The editor allows an edit with the text the user settled on for each file
 (`acp.permission.respond {..., edits: [{path, text}]}`). The agent still writes its own
 version. When it writes through the sidecar (`fs/write_text_file`), the sidecar writes the
-user's text instead and answers as usual. When it writes the disk itself (claude-agent-acp),
-the sidecar looks once the tool call completes (or the turn ends): if the file is exactly what
+user's text instead and answers as usual, for every such write until the tool call ends (or the
+turn, when the agent reported the call completed before writing); an agent that also writes its
+edit to the disk itself (OpenCode, Kilo) gets the user's text put back over exactly that edit.
+When it writes the disk itself only (claude-agent-acp), the sidecar looks once the tool call
+completes (or the turn ends): if the file is exactly what
 the agent's diff makes of the file as it was when the user allowed it (read before the agent
 heard the answer), the user's text replaces it; otherwise nothing is touched (a line another
 program added meanwhile is never overwritten). The user is told what happened in each case.
+All of it is done before the turn's end is told (`settle_turn`): the editor reloads then.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,9 @@ log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 MAX_FILES = 64  # files one permission answer may carry
+# How long the end of a turn waits for its reviewed edits to be put in place (a disk that hangs
+# must not hold the turn open for ever; the check still finishes in the background).
+SETTLE_WAIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -40,13 +49,14 @@ class _Reviewed:
     expected: str | None
     before: str | None  # the file then (None: no file, or unreadable)
     has_diff: bool  # the agent's tool call has a diff of this file
+    written: bool = False  # the agent's write came through us and wrote the user's text
 
 
 class ReviewedEdits:
     def __init__(
         self,
         tell_user: Callable[[str], None],
-        spawn: Callable[[Coroutine[Any, Any, None], str], object],
+        spawn: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[Any]],
         read_disk: Callable[[str, Path], Awaitable[str | None]],
         replace_exactly: Callable[[str, Path, str, str], Awaitable[str | None]],
     ) -> None:
@@ -57,6 +67,7 @@ class ReviewedEdits:
         # `expected` (read and written in one step); returns the file as it was found.
         self._replace_exactly = replace_exactly
         self._by_file: dict[tuple[str, Path], _Reviewed] = {}
+        self._settling: dict[str, set[asyncio.Task[Any]]] = {}  # session -> checks under way
 
     @staticmethod
     def parse(edits: object, roots: Iterable[str]) -> list[tuple[Path, str, str]]:
@@ -101,9 +112,14 @@ class ReviewedEdits:
             self._by_file[(session_id, real)] = reviewed
 
     def take(self, session_id: str, path: Path) -> str | None:
-        """The user's text for a write of `path` (once), if the user reviewed it."""
-        reviewed = self._by_file.pop((session_id, path), None)
-        return reviewed.text if reviewed is not None else None
+        """The user's text for a write of `path`, if the user reviewed it. Kept until the tool call
+        or the turn ends: Kilo and OpenCode also write their own edit to the disk, after or before
+        the write through us, and the user's text must be what stays."""
+        reviewed = self._by_file.get((session_id, path))
+        if reviewed is None:
+            return None
+        self._by_file[(session_id, path)] = replace(reviewed, written=True)
+        return reviewed.text
 
     def tool_call_ended(self, session_id: str, update: Mapping[str, Any]) -> None:
         """A tool call completed or failed: what it did not write through us is settled."""
@@ -114,26 +130,58 @@ class ReviewedEdits:
         ):
             return
         call_id = update.get("toolCallId")
-        self._settle(lambda key, r: key[0] == session_id and r.tool_call_id == call_id, status == "completed")
+        self._settle(
+            lambda key, r: key[0] == session_id and r.tool_call_id == call_id, status == "completed", False
+        )
 
     def turn_ended(self, session_id: str) -> None:
-        self._settle(lambda key, _r: key[0] == session_id, True)
+        self._settle(lambda key, _r: key[0] == session_id, True, True)
+
+    async def settle_turn(self, session_id: str) -> None:
+        """Settle the session's reviewed edits and wait for them (those of its ended tool calls
+        too), before the editor hears that the turn ended: it looks at the disk then, so the
+        user's version must be in place by that time."""
+        self.turn_ended(session_id)
+        pending = self._settling.get(session_id)
+        if pending:
+            await asyncio.wait(set(pending), timeout=SETTLE_WAIT)
 
     def close(self) -> None:
         """Shutdown: what was not written stays the agent's (no disk writes as the sidecar stops)."""
         self._by_file.clear()
 
-    def _settle(self, which: Callable[[tuple[str, Path], _Reviewed], bool], completed: bool) -> None:
+    def _settle(
+        self, which: Callable[[tuple[str, Path], _Reviewed], bool], completed: bool, turn_over: bool
+    ) -> None:
         gone = [(key, r) for key, r in self._by_file.items() if which(key, r)]
         for key, reviewed in gone:
             del self._by_file[key]
             if completed:  # a failed tool call wrote nothing: nothing to replace
-                self._spawn(self._after_own_write(*key, reviewed), f"reviewed-{reviewed.shown_path}")
+                task = self._spawn(
+                    self._after_own_write(*key, reviewed, turn_over), f"reviewed-{reviewed.shown_path}"
+                )
+                pending = self._settling.setdefault(key[0], set())
+                pending.add(task)
+                task.add_done_callback(functools.partial(self._checked, key[0]))
 
-    async def _after_own_write(self, session_id: str, path: Path, reviewed: _Reviewed) -> None:
+    def _checked(self, session_id: str, task: asyncio.Task[Any]) -> None:
+        pending = self._settling.get(session_id)
+        if pending is not None:
+            pending.discard(task)
+            if not pending:
+                del self._settling[session_id]
+
+    async def _after_own_write(
+        self, session_id: str, path: Path, reviewed: _Reviewed, turn_over: bool = True
+    ) -> None:
         """The agent may have written the disk itself: put the user's version in place of
-        exactly the agent's edit, never over anything else."""
+        exactly the agent's edit, never over anything else. A file still as it was when the
+        tool call completes waits for the agent's write until the turn ends (Kilo and OpenCode
+        report the call completed, then write through the client)."""
         name = reviewed.shown_path
+        if reviewed.written:
+            await self._after_write_through_us(session_id, path, reviewed)
+            return
         if not reviewed.has_diff:
             why = "the agent's edit has no diff of this file"
         else:
@@ -151,6 +199,9 @@ class ReviewedEdits:
                 if found is None:
                     why = "the file is gone"
                 elif found == reviewed.before:
+                    if not turn_over and (session_id, path) not in self._by_file:
+                        self._by_file[(session_id, path)] = reviewed  # its write comes through us
+                        return
                     why = "the agent did not write its edit"
                 else:
                     why = "the file changed beyond the agent's edit; left as it is"
@@ -159,6 +210,21 @@ class ReviewedEdits:
             detail = exc.message if isinstance(exc, errors.SidecarError) else "see the log"
             why = f"could not check the file: {detail}"
         self._tell_user(f"{name}: your reviewed version was not applied ({why})")
+
+    async def _after_write_through_us(self, session_id: str, path: Path, reviewed: _Reviewed) -> None:
+        """The user's text was written for the agent; an own write of the agent's edit since
+        (exactly it, nothing else) is put back to the user's text."""
+        if reviewed.expected is None:
+            return
+        try:
+            found = await self._replace_exactly(session_id, path, reviewed.expected, reviewed.text)
+        except Exception as exc:
+            log.warning("reviewed edit of %s: %r", reviewed.shown_path, exc)
+            return
+        if found == reviewed.expected:
+            self._tell_user(
+                f"{reviewed.shown_path}: the agent also wrote its own edit; your reviewed version replaced it"
+            )
 
 
 def _with_diffs(

@@ -60,6 +60,7 @@ class PermissionRequest:
 class Session:
     session_id: str
     cwd: str
+    agent: str = ""  # the configured agent the session belongs to
     additional_dirs: list[str] = field(default_factory=list)
     modes: JsonObj | None = None
     config_options: list[JsonObj] = field(default_factory=list)
@@ -74,6 +75,10 @@ class Session:
     elicitations: dict[str, Elicitation] = field(default_factory=dict)
     # Which agent process generation this session is attached to (restart detection).
     attached_to: int = -1
+    # A fork made here: the session it was forked from, and whether a prompt has yet to prove it
+    # live (claude-agent-acp fails the first prompt on a fork it has not resumed).
+    forked_from: str | None = None
+    fork_unproven: bool = False
     replaying: bool = False
     runner: asyncio.Task[None] | None = None
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)

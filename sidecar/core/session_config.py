@@ -20,11 +20,11 @@ class SessionConfig:
     def __init__(
         self,
         attach: Callable[[Session], Awaitable[AgentConnection]],
-        call: Callable[[Awaitable[Any]], Awaitable[Any]],
+        call: Callable[[Session, Awaitable[Any]], Awaitable[Any]],
         emit_status: Callable[[], None],
     ) -> None:
         self._attach = attach  # the agent, with this session attached
-        self._call = call  # an agent call, its errors made user-facing
+        self._call = call  # a call to the session's agent, its errors made user-facing
         self._emit_status = emit_status
 
     async def set_mode(self, session: Session, mode_id: object) -> JsonObj:
@@ -37,7 +37,7 @@ class SessionConfig:
         if mode_id not in ids:
             raise errors.invalid(f"unknown mode {mode_id!r}; available: {', '.join(map(str, ids))}")
         client = await self._attach(session)
-        await self._call(client.set_mode(session.session_id, mode_id))
+        await self._call(session, client.set_mode(session.session_id, mode_id))
         session.reported_mode_id = mode_id
         self._emit_status()
         return {}
@@ -58,7 +58,7 @@ class SessionConfig:
         if option.get("type") == "boolean" and not isinstance(value, bool):
             raise errors.invalid(f"{config_id} takes true or false")
         client = await self._attach(session)
-        result = await self._call(client.set_config_option(session.session_id, config_id, value))
+        result = await self._call(session, client.set_config_option(session.session_id, config_id, value))
         options = result.get("configOptions")
         if isinstance(options, list):
             session.config_options = [o for o in options if isinstance(o, dict)]
@@ -83,7 +83,7 @@ class SessionConfig:
         if model_id not in available:
             raise errors.invalid(f"unknown model {model_id!r}; available: {', '.join(map(str, available))}")
         client = await self._attach(session)
-        await self._call(client.set_model_legacy(session.session_id, model_id))
+        await self._call(session, client.set_model_legacy(session.session_id, model_id))
         session.legacy_models = dict(session.legacy_models, currentModelId=model_id)
         self._emit_status()
         return {}

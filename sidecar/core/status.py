@@ -37,17 +37,19 @@ def _commands(commands: tuple[AgentCommand, ...]) -> list[JsonObj]:
 class AgentView:
     """The agent as the status shows it."""
 
-    state: str  # starting | ready | disconnected | error
+    state: str  # stopped | starting | ready | disconnected | error
     name: str  # agentInfo.name, else the command's name
     title: str | None  # agentInfo.title
     version: str | None
     problem: str | None
+    configured: str | None = None  # the configured agent's name (what the editor picks it by)
 
 
 def build_status(
     agent: AgentView, session: Session | None, title: str | None, transcript_uri: str | None = None
 ) -> JsonObj:
-    if agent.state == "ready":
+    if agent.state in ("ready", "stopped"):
+        # A stopped agent (not used yet, or stopped idle) starts on the next use: nothing is wrong.
         state = session.state() if session else "idle"
     else:
         state = agent.state
@@ -69,7 +71,12 @@ def build_status(
         "sessionId": session.session_id if session else None,
         "title": title,
         "state": state,
-        "agent": {"name": agent_name, "title": agent_title, "version": _name(agent.version)},
+        "agent": {
+            "name": agent_name,
+            "title": agent_title,
+            "version": _name(agent.version),
+            "configured": agent.configured,
+        },
         "mode": mode,
         "modeId": session.mode_id if session else None,
         "modes": _choices(session.mode_choices) if session else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, TypeVar
 
 from ..titles import StoreUnavailable, TitleRecord, TitleStore
@@ -28,16 +28,25 @@ class StoreWatch:
         self,
         store: TitleStore,
         in_store: Callable[[Callable[[], Any]], Awaitable[Any]],
-        key: Callable[[], str],
-        changed: Callable[[list[TitleRecord]], None],
+        keys: Callable[[], list[str]],
+        changed: Callable[[list[TitleRecord], int], None],
+        known: Callable[[], Collection[str]] = tuple,
+        mark: Callable[[], int] = lambda: 0,
     ) -> None:
         self._store = store
         self._in_store = in_store  # runs a call on the store worker
-        self._key = key  # whose sessions (the agent's name may become known later)
+        # Whose sessions: every configured agent's key (an agent's name may become known later).
+        self._keys = keys
         self._changed = changed
+        # Sessions this process shows: when an agent's key becomes known (it started), their
+        # records under it are compared at once (another sidecar may have saved one meanwhile).
+        self._known = known
+        # A counter of this process's own changes: `changed` gets its value from before the read,
+        # so a record read before a local change lands is not taken for a newer one.
+        self._mark = mark
         self._version: int | None = None
-        self._seen_key: str | None = None
-        self._seen: dict[str, tuple[Any, ...]] = {}
+        self._seen_keys: list[str] | None = None
+        self._seen: dict[tuple[str, str], tuple[Any, ...]] = {}
 
     async def run(self) -> None:
         failing = False
@@ -54,22 +63,34 @@ class StoreWatch:
             await asyncio.sleep(POLL_SECONDS)
 
     async def poll(self) -> None:
-        """One look: records changed by others since the last look are handed to `changed`."""
-        store, key = self._store, self._key()
+        """One look: records changed by others since the last look are handed to `changed`, with
+        the `mark` taken before they were read."""
+        store, keys, before = self._store, self._keys(), self._mark()
+
+        def fingerprints() -> dict[tuple[str, str], tuple[Any, ...]]:
+            return {(key, sid): fp for key in keys for sid, fp in store.fingerprints(key).items()}
+
         version: int = await self._in_store(store.data_version)
-        if key != self._seen_key:
-            # The first look (or another agent): what is there now is the baseline.
-            self._seen = await self._in_store(lambda: store.fingerprints(key))
-            self._seen_key, self._version = key, version
+        if keys != self._seen_keys:
+            # The first look (or an agent's name became known): what is there now is the baseline;
+            # under a new key, the records of the sessions shown here are handed over to compare.
+            new_keys = set(keys) - set(self._seen_keys or keys)
+            known = set(self._known()) if new_keys else set()
+            self._seen = await self._in_store(fingerprints)
+            self._seen_keys, self._version = keys, version
+            fresh = [(key, sid) for key, sid in self._seen if key in new_keys and sid in known]
+            if fresh:
+                found = await self._in_store(lambda: [store.get(key, sid) for key, sid in fresh])
+                self._changed([r for r in found if r is not None], before)
             return
         if version == self._version:
             return
         self._version = version
-        now: dict[str, tuple[Any, ...]] = await self._in_store(lambda: store.fingerprints(key))
-        differ = [sid for sid, seen in now.items() if self._seen.get(sid) != seen]
+        now: dict[tuple[str, str], tuple[Any, ...]] = await self._in_store(fingerprints)
+        differ = [pair for pair, seen in now.items() if self._seen.get(pair) != seen]
         self._seen = now
         if differ:
             records: list[TitleRecord | None] = await self._in_store(
-                lambda: [store.get(key, sid) for sid in differ]
+                lambda: [store.get(key, sid) for key, sid in differ]
             )
-            self._changed([r for r in records if r is not None])
+            self._changed([r for r in records if r is not None], before)

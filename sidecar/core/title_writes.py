@@ -76,13 +76,15 @@ class TitleWrites:
         self._report = report
         self._spawn = spawn
         self.store: TitleStore | None = None
-        self.key = ""
+        # The key a session's record is stored under (its agent's): Titling sets it.
+        self.key_of: Callable[[str], str] = lambda _session_id: ""
         self.shown: dict[str, TitleRecord] = {}  # what the editor was told
         self.dirty: set[str] = set()
         self.transactions = 0
         self.shown_unsaved = 0
         self._sessions: dict[str, _Session] = {}
         self._retry_task: asyncio.Task[Any] | None = None
+        self._forgotten: set[str] = set()  # deleted sessions whose last write may still land
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -101,8 +103,23 @@ class TitleWrites:
         self.shown[record.session_id] = record
 
     # ------------------------------------------------------------------ writing
+    def forget(self, session_id: str) -> None:
+        """A deleted session: nothing more is written or shown for it (a write in flight lands
+        first: the store's worker runs the caller's delete after it)."""
+        state = self._sessions.pop(session_id, None)
+        if state is not None:
+            if state.overdue is not None:
+                state.overdue.cancel()
+            if state.writing:
+                self._forgotten.add(session_id)
+        self.shown.pop(session_id, None)
+        self.dirty.discard(session_id)
+        if self.idle():
+            self._idle.set()
+
     def write(self, session_id: str, change: Rules) -> None:
         """Apply `change` in the store, coalesced with the session's other pending changes."""
+        self._forgotten.discard(session_id)
         state = self._session(session_id)
         state.queued.append(change)
         if not state.writing:
@@ -118,10 +135,15 @@ class TitleWrites:
         state.writing = True
         self._idle.clear()
         loop = asyncio.get_running_loop()
-        future = self._executor.submit(store.update, self.key, session_id, chain(changes))
+        future = self._executor.submit(store.update, self.key_of(session_id), session_id, chain(changes))
         future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._written, session_id, f))
 
     def _written(self, session_id: str, future: Written) -> None:
+        if session_id in self._forgotten:  # deleted meanwhile
+            self._forgotten.discard(session_id)
+            if self.idle():
+                self._idle.set()
+            return
         state = self._session(session_id)
         state.writing = False
         try:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
@@ -34,6 +35,7 @@ from ..titles import (
     apply_rename_outcome,
     fallback_title,
     new_record,
+    newest_first,
     sanitize_text,
     set_pending,
     validate_user_title,
@@ -87,9 +89,9 @@ class Titling:
         self._bus = ctx.bus
         spawn = self._spawn = ctx.spawn
         self._emit_status = ctx.status_changed
-        self._agent_key = ctx.agent_key  # who the agent is while it is not running (yet)
+        # Which agent owns each session, and the key each agent's titles are stored under.
+        self._agents = ctx.agents
         self.store: TitleStore | None = None
-        self.agent_key: str | None = None
         self.tracker = RenameTracker(fallback=RenameFallback(options.rename_fallback))
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._cache: dict[str, TitleRecord] = {}
@@ -97,6 +99,7 @@ class Titling:
         self.writes = TitleWrites(
             self._executor, self._cache, show=self._emit, report=self._report, spawn=spawn
         )
+        self.writes.key_of = self._key
         self._last_error_at = 0.0
         # A counter of local changes, so a slow store answer never overwrites a newer one.
         self._changes = 0
@@ -118,7 +121,14 @@ class Titling:
         for warning in store.warnings:
             self._events.on_error(warning)
         if not store.in_memory:
-            watch = StoreWatch(store, self._in_store, lambda: self.key, self._changed_elsewhere)
+            watch = StoreWatch(
+                store,
+                self._in_store,
+                lambda: [k for _n, k in self._agents.stored_keys()],
+                self._changed_elsewhere,
+                known=lambda: list(self.writes.shown),
+                mark=lambda: self._changes,
+            )
             self._spawn(watch.run(), "titles-watch")
 
     async def save_pending(self, timeout: float) -> None:
@@ -140,13 +150,15 @@ class Titling:
                 await asyncio.wait_for(self._in_store(store.close), 5)
         self._executor.shutdown(wait=False)
 
-    def agent_ready(self, agent_key: str) -> None:
-        self.agent_key = agent_key
-        self.writes.key = agent_key
+    def _key(self, session_id: str) -> str:
+        """The key the session's title is stored under: its agent's."""
+        return self._agents.key_of(session_id)
 
-    @property
-    def key(self) -> str:
-        return self.agent_key or self._agent_key()
+    def info(self, rec: TitleRecord) -> JsonObj:
+        """The record's acp/sessionInfo, naming the configured agent the session belongs to."""
+        info = rec.to_session_info()
+        info["agent"] = self._agents.name_of_key(rec.agent) or self._agents.owner_of(rec.session_id)
+        return info
 
     # ------------------------------------------------------------------ store access
     async def _in_store(self, fn: Callable[[], T]) -> T:
@@ -175,7 +187,6 @@ class Titling:
         self._cache[session_id] = new
         self._changes += 1
         self._changed_at[session_id] = self._changes
-        self.writes.key = self.key
         self.writes.write(session_id, fn)
         return new
 
@@ -196,29 +207,42 @@ class Titling:
         return rec.cwd if rec else None
 
     async def _stored(self, session_id: str) -> TitleRecord | None:
+        """The stored record of the session: under its agent's key when its agent is known, else
+        under the first configured agent's that has it (which then owns the session)."""
         store = self.store
         if store is None:
             return None
-        key = self.key
+        known = session_id in self._agents.owner
+        keys = [self._key(session_id)] if known else [k for _n, k in self._agents.stored_keys()]
         try:
-            return await self._in_store(lambda: store.get(key, session_id))
+            found = await self._in_store(
+                lambda: next((r for r in (store.get(k, session_id) for k in keys) if r is not None), None)
+            )
         except StoreUnavailable as exc:
             self._report(exc)
             return None
+        if found is not None and not known and (name := self._agents.name_of_key(found.agent)) is not None:
+            self._agents.owner.setdefault(session_id, name)
+        return found
 
-    def _changed_elsewhere(self, records: list[TitleRecord]) -> None:
-        """Records another sidecar saved: the editor sees what the store holds."""
+    def _changed_elsewhere(self, records: list[TitleRecord], before: int) -> None:
+        """Records another sidecar saved (read when our change counter was `before`): the editor
+        sees what the store holds."""
         told = False
         for rec in records:
             sid = rec.session_id
             if self.writes.busy(sid) or sid in self.writes.dirty or sid in self._setting_title:
                 continue  # our own change shows the merged record once it lands
+            if self._changed_at.get(sid, 0) > before:
+                continue  # changed here after the read (and saved since): that record is newer
             if sid in self._cache:
                 self._cache[sid] = rec
             shown = self.writes.shown.get(sid)
             self.writes.saved(rec)
             if shown is None or shown.to_session_info() != rec.to_session_info():
-                self._bus.publish(TitleChanged(rec.to_session_info(), elsewhere=True))
+                if sid not in self._agents.owner and (name := self._agents.name_of_key(rec.agent)):
+                    self._agents.owner[sid] = name
+                self._bus.publish(TitleChanged(self.info(rec), elsewhere=True))
                 told = True
         if told:
             self._emit_status()
@@ -226,7 +250,7 @@ class Titling:
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:
             return
-        self._bus.publish(TitleChanged(rec.to_session_info()))
+        self._bus.publish(TitleChanged(self.info(rec)))
         self._emit_status()
 
     # ------------------------------------------------------------------ session life
@@ -247,7 +271,7 @@ class Titling:
 
         def ensure(rec: TitleRecord | None) -> TitleRecord:
             if rec is None:
-                return new_record(self.key, sid, now, cwd)
+                return new_record(self._key(sid), sid, now, cwd)
             return rec if rec.cwd == cwd and not rec.missing else replace(rec, cwd=cwd, missing=False)
 
         if self._update(sid, ensure) is not None:
@@ -255,6 +279,42 @@ class Titling:
 
     async def session_attached(self, session: Session) -> None:
         await self.session_created(session)
+
+    async def forget(self, session_id: str) -> None:
+        """A deleted session: its record leaves the cache and the store."""
+        key = self._key(session_id)
+        self.writes.forget(session_id)
+        self._cache.pop(session_id, None)
+        self._changed_at.pop(session_id, None)
+        self.tracker.cancel(session_id)
+        store = self.store
+        if store is None:
+            return
+        try:
+            await self._in_store(lambda: store.delete(key, session_id))
+        except StoreUnavailable as exc:
+            self._report(exc)
+
+    def forked(self, session: Session, parent_id: str) -> None:
+        """A fork's title, `Fork: <parent title>` (its id when it has none), of the fallback
+        class: the agent's own title wins (now or later)."""
+        parent = self._cache.get(parent_id)
+        name = parent.title if parent is not None and parent.title else parent_id
+        sid, cwd, now = session.session_id, session.cwd, time.time()
+        max_len = self.options.titles_max_length
+        changed = self._update(
+            sid,
+            lambda r: apply_fallback(
+                r, f"Fork: {name}", agent=self._key(sid), session_id=sid, now=now, cwd=cwd, max_length=max_len
+            ),
+        )
+        if changed is not None:
+            self.writes.show_when_saved(sid)
+
+    def current_title(self, session_id: str) -> str | None:
+        """The session's title as known now (saved or not)."""
+        rec = self._cache.get(session_id)
+        return rec.title if rec is not None else None
 
     def first_prompt(self, session: Session, text: str) -> None:
         title = fallback_title(text)
@@ -264,7 +324,7 @@ class Titling:
             changed = self._update(
                 sid,
                 lambda r: apply_fallback(
-                    r, title, agent=self.key, session_id=sid, now=now, cwd=cwd, max_length=max_len
+                    r, title, agent=self._key(sid), session_id=sid, now=now, cwd=cwd, max_length=max_len
                 ),
             )
             if changed is not None:
@@ -284,7 +344,9 @@ class Titling:
         sid, now, max_len = session.session_id, time.time(), self.options.titles_max_length
 
         def change(r: TitleRecord | None) -> TitleRecord:
-            return apply_agent_info(r, agent=self.key, session_id=sid, now=now, max_length=max_len, **fields)
+            return apply_agent_info(
+                r, agent=self._key(sid), session_id=sid, now=now, max_length=max_len, **fields
+            )
 
         if sid in self._setting_title:
             # Applied with the rename's outcome, in one write: the editor sees no in-between title.
@@ -322,7 +384,7 @@ class Titling:
         previous = self.record(session.session_id)
         self.tracker.start(session.session_id, requested, previous, turn.turn_id)
         sid, now = session.session_id, time.time()
-        self._update(sid, lambda r: set_pending(r, requested, agent=self.key, session_id=sid, now=now))
+        self._update(sid, lambda r: set_pending(r, requested, agent=self._key(sid), session_id=sid, now=now))
         self.writes.show_when_saved(sid, force=True)
         old = self._timers.pop(session.session_id, None)
         if old is not None:
@@ -350,7 +412,7 @@ class Titling:
         now = time.time()
 
         def settle(r: TitleRecord | None) -> TitleRecord:
-            return apply_rename_outcome(r, outcome, agent=self.key, now=now)
+            return apply_rename_outcome(r, outcome, agent=self._key(session_id), now=now)
 
         self._update(session_id, chain([*held, settle]) if held else settle)
         self.writes.show_when_saved(session_id, force=True)
@@ -400,13 +462,16 @@ class Titling:
         self._finish_rename(session_id, outcome, held)
 
     # ------------------------------------------------------------------ list and reconcile
-    async def reconcile(self, client: AgentConnection, cwd: str | None) -> None:
+    async def reconcile(self, client: AgentConnection, cwd: str | None, agent: str) -> None:
+        """Apply the `agent`'s session/list (of `cwd`) to its records."""
         sessions, complete = await client.list_sessions(cwd)
         listed = [entry for entry in map(ListedSession.from_acp, sessions) if entry is not None]
+        # A listed id another agent holds stays that agent's (and is not this one's to list).
+        listed = [e for e in listed if self._agents.owner.setdefault(e.session_id, agent) == agent]
         store = self.store
         if store is None:
             return
-        key, max_len = self.key, self.options.titles_max_length
+        key, max_len = self._agents.key(agent), self.options.titles_max_length
         before = self._changes
         try:
             changed = await self._in_store(
@@ -422,34 +487,68 @@ class Titling:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
             self.writes.saved(rec)
-            self._bus.publish(TitleChanged(rec.to_session_info()))
+            self._bus.publish(TitleChanged(self.info(rec)))
         if changed:
             self._emit_status()
 
-    async def reconcile_all(self, client: AgentConnection) -> None:
-        """The start-up reconcile: a failure leaves the cached titles as they are, and is said once."""
+    async def reconcile_all(self, client: AgentConnection, agent: str) -> None:
+        """The reconcile when an agent starts: a failure leaves the cached titles as they are, and
+        is said once."""
         try:
-            await self.reconcile(client, None)
+            await self.reconcile(client, None, agent)
         except Exception as exc:
             why = exc.described() if isinstance(exc, AcpError) else repr(exc)
             # Logged once (this logger also reaches the editor's log); the cached titles stand.
             log.warning("session/list at start failed, cached titles kept: %s", why)
 
-    async def entries(self, cwd: str | None, all_cwds: Sequence[str], active_id: str | None) -> list[JsonObj]:
-        store, key = self.store, self.key
-        records: list[TitleRecord] = []
+    async def entries(
+        self,
+        cwd: str | None,
+        all_cwds: Sequence[str],
+        active_id: str | None,
+        limit: int | None = None,
+        match: Callable[[JsonObj], bool] | None = None,
+    ) -> tuple[list[JsonObj], bool]:
+        """Every configured agent's sessions, newest first, each naming its agent: the first
+        `limit` (all: None) that `match` accepts, and whether more would follow. Only the rows
+        shown are read from the store, so the newest few cost the same in any history."""
+        store, keys = self.store, self._agents.stored_keys()
+        names = {key: name for name, key in keys}
+        # What this process has shown is the freshest (also when the store fails).
+        shown = {r.session_id: r for r in self.writes.shown.values() if cwd is None or r.cwd == cwd}
+        folders = all_cwds if cwd is None else ()
+
+        def take(stored: Iterator[TitleRecord]) -> tuple[list[tuple[TitleRecord, JsonObj]], bool]:
+            fresh = sorted(shown.values(), key=newest_first)
+            older = (r for r in stored if r.session_id not in shown)
+            picked: list[tuple[TitleRecord, JsonObj]] = []
+            seen: set[str] = set()
+            for r in heapq.merge(fresh, older, key=newest_first):
+                if r.agent not in names or r.session_id in seen:
+                    continue  # under a key no configured agent has (any more), or listed already
+                if folders and (r.cwd is None or not _under_any(r.cwd, folders)):
+                    continue
+                entry = r.to_session_entry(r.session_id == active_id)
+                if match is not None and not match(entry):
+                    continue
+                if limit is not None and len(picked) == limit:
+                    return picked, True
+                seen.add(r.session_id)
+                picked.append((r, entry))
+            return picked, False
+
+        picked: list[tuple[TitleRecord, JsonObj]] = []
+        more = False
         try:
-            if store is not None:
+            if store is None:
+                picked, more = take(iter(()))
+            else:
                 # The worker is FIFO: our own queued writes land before this read.
-                records = await self._in_store(lambda: store.list(key, cwd))
+                picked, more = await self._in_store(lambda: store.newest(names, cwd, take))
         except StoreUnavailable as exc:
             self._report(exc)
-        # What this process has shown is the freshest (also when the store failed).
-        by_id = {r.session_id: r for r in records}
-        for rec in self.writes.shown.values():
-            if cwd is None or rec.cwd == cwd:
-                by_id[rec.session_id] = rec
-        records = sorted(by_id.values(), key=lambda r: (-r.sort_key, r.session_id))
-        if cwd is None and all_cwds:
-            records = [r for r in records if r.cwd is not None and _under_any(r.cwd, all_cwds)]
-        return [r.to_session_entry(r.session_id == active_id) for r in records]
+            picked, more = take(iter(()))
+        owner = self._agents.owner
+        return [
+            dict(entry, agent=owner.setdefault(r.session_id, names[r.agent])) for r, entry in picked
+        ], more

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from ..acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from . import errors
 from .context import EngineContext
 from .errors import SidecarError
@@ -22,6 +23,15 @@ from .session import Session
 from .turns import Turn, TurnKind, TurnState
 
 JsonObj = dict[str, Any]
+
+
+def fork_not_live(exc: SidecarError) -> bool:
+    """The agent's answer to a prompt on a fork it does not hold: -32002, or claude-agent-acp's
+    -32603 "Internal error" with `data.details` "Session not found"."""
+    if exc.code == RESOURCE_NOT_FOUND:
+        return True
+    return exc.code == INTERNAL_ERROR and "session not found" in exc.message.lower()
+
 
 STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 
@@ -45,9 +55,11 @@ class TurnQueue:
         ctx: EngineContext,
         *,
         attach: Callable[[Session], Awaitable[AgentConnection]],
-        call: Callable[[Awaitable[Any]], Awaitable[Any]],
+        call: Callable[[Session, Awaitable[Any]], Awaitable[Any]],
+        revive: Callable[[Session], Awaitable[AgentConnection]],
         send_cancel: Callable[[str], Awaitable[bool]],
         cancel_permissions: Callable[[Session], None],
+        settle: Callable[[Session], Awaitable[None]],
     ) -> None:
         self.options = ctx.options
         self._events: TurnEvents = ctx.listener
@@ -55,9 +67,13 @@ class TurnQueue:
         self._spawn = ctx.spawn
         self._emit_status = ctx.status_changed
         self._attach = attach  # the agent, with this session attached (starts/restarts it)
-        self._call = call  # an agent call, its errors made user-facing
+        self._call = call  # a call to the session's agent, its errors made user-facing
+        self._revive = revive  # resume (else load) a session the agent does not hold live
         self._send_cancel = send_cancel  # session/cancel; False when no agent runs to tell
         self._cancel_permissions = cancel_permissions
+        # What the agent's answer leaves to finish before the turn's end is told (the editor
+        # looks at the disk then): the user's reviewed edits put in place.
+        self._settle = settle
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ admission
@@ -120,13 +136,14 @@ class TurnQueue:
                 return
             turn.in_flight = True
             self._bus.publish(PromptSent(session, turn))  # the prompt goes to the agent now
-            result = await self._call(client.prompt(session.session_id, turn.blocks, turn.meta))
+            result = await self._prompt(session, turn, client)
             stop = result.get("stopReason")
             if not isinstance(stop, str) or stop not in STOP_REASONS:
                 self._events.on_log("warning", f"the agent answered an unknown stopReason {stop!r}")
                 stop = stop if isinstance(stop, str) else "end_turn"
             if turn.cancelling and stop != "cancelled":
                 self._events.on_log("info", f"turn {turn.turn_id} was cancelled; the agent said {stop}")
+            await self._settle(session)
             self.end(session, turn, stop, None)
         except SidecarError as exc:
             self.end(session, turn, None, {"code": exc.code, "message": exc.message})
@@ -135,6 +152,26 @@ class TurnQueue:
             raise
         finally:
             turn.in_flight = False
+
+    async def _prompt(self, session: Session, turn: Turn, client: AgentConnection) -> JsonObj:
+        """`session/prompt`; on a fork's first prompt that fails because the agent does not hold
+        the fork live, the fork is resumed (else loaded) and the prompt sent once more."""
+        try:
+            prompt = client.prompt(session.session_id, turn.blocks, turn.meta)
+            result: JsonObj = await self._call(session, prompt)
+        except SidecarError as exc:
+            if not (session.fork_unproven and fork_not_live(exc)) or turn.state is not TurnState.RUNNING:
+                raise
+            session.fork_unproven = False
+            self._events.on_log("info", f"the fork {session.session_id} was not live; resuming it")
+            turn.in_flight = False  # a replay while it resumes belongs to no turn
+            client = await self._revive(session)
+            if turn.state is not TurnState.RUNNING:
+                return {"stopReason": "cancelled"}
+            turn.in_flight = True
+            result = await self._call(session, client.prompt(session.session_id, turn.blocks, turn.meta))
+        session.fork_unproven = False
+        return result
 
     def end(self, session: Session, turn: Turn, stop: str | None, error: JsonObj | None) -> None:
         """End a turn; only its first end counts (and is told)."""

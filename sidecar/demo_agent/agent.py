@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..acp.errors import AUTH_REQUIRED, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from ..acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
 from . import catalog
 from . import script as scripting
 from .params import require_str
@@ -34,6 +34,8 @@ class DemoAgent:
         self.store = store
         self.conn: Connection | None = None
         self.sessions: dict[str, Session] = {}
+        # Forks not loaded yet with ACP_DEMO_CAPS=fork-not-live (a prompt fails until resume/load).
+        self.unlive_forks: set[str] = set()
         self.client_read = False
         self.client_write = False
         self.client_terminal = False  # clientCapabilities.terminal: #terminal runs there
@@ -103,6 +105,11 @@ class DemoAgent:
         if self.settings.has(cap):
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} (disabled by ACP_DEMO_CAPS)")
 
+    def require_offered_with(self, cap: str, method: str) -> None:
+        """-32601 for a method offered only when ``ACP_DEMO_CAPS`` has ``cap``."""
+        if not self.settings.has(cap):
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} (offered with ACP_DEMO_CAPS={cap})")
+
     def require_auth(self) -> None:
         if self.settings.has("auth") and not self.authenticated:
             raise RpcError(AUTH_REQUIRED, "Authentication required")
@@ -113,6 +120,8 @@ class DemoAgent:
         session = self.sessions.get(session_id)
         if session is not None:
             return session
+        if session_id in self.unlive_forks:  # claude-agent-acp's answer for a fork not resumed
+            raise RpcError(INTERNAL_ERROR, "Internal error", {"details": "Session not found"})
         if self.store.exists(session_id):
             raise RpcError(
                 RESOURCE_NOT_FOUND,

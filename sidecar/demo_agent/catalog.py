@@ -8,6 +8,15 @@ from .store import SessionRecord
 
 PROTOCOL_VERSION = 1
 AGENT_INFO = {"name": "acp-sidecar-demo", "title": "acp-sidecar demo agent", "version": __version__}
+
+
+def agent_info(name: str = "") -> dict[str, str]:
+    """`agentInfo`: the demo agent's, or under `name` (ACP_DEMO_NAME: a second agent in tests)."""
+    if not name:
+        return AGENT_INFO
+    return {"name": name, "title": f"{name} (demo agent)", "version": __version__}
+
+
 MODES = [
     {"id": "ask", "name": "Ask", "description": "Ask before every edit"},
     {"id": "code", "name": "Code", "description": "Edit files (still asks permission)"},

@@ -2,7 +2,8 @@
 
 ``#elicit`` sends a form with one field of each kind (string with a format, integer with bounds,
 number, boolean, single choice, multi-select); ``#elicit=choice`` a form of a single choice and
-a yes/no (what an editor can ask with plain dialogs); ``#elicit=url`` a URL to open, followed by
+a yes/no (what an editor can ask with plain dialogs); ``#elicit=busy`` the form of ``#elicit`` while thoughts
+stream (one every 100 ms) until it is answered; ``#elicit=url`` a URL to open, followed by
 ``elicitation/complete`` once the client accepted; ``#elicit=bad`` a schema no client can ask
 (a required field that does not exist). The answer comes back as one chunk: the action and the
 content as JSON, so tests and users see exactly what the agent received. A client that does not
@@ -11,6 +12,7 @@ offer ``clientCapabilities.elicitation`` gets a chunk saying nothing was asked.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from .protocol import JsonObject, RpcError
@@ -48,6 +50,7 @@ CHOICE_FORM: JsonObject = {
 }
 BAD_FORM: JsonObject = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["missing"]}
 URL = "https://example.com/acp-demo/authorize"
+BUSY_THOUGHTS = 600  # a minute of thoughts at most
 
 
 async def run(turn: Turn, variant: str) -> str:
@@ -69,14 +72,32 @@ async def run(turn: Turn, variant: str) -> str:
             "message": "Authorize the demo agent",
         }
     else:
-        schema = {"form": FULL_FORM, "choice": CHOICE_FORM, "bad": BAD_FORM}[variant]
+        schema = {"form": FULL_FORM, "busy": FULL_FORM, "choice": CHOICE_FORM, "bad": BAD_FORM}[variant]
         params = {**scope, "mode": "form", "message": "A few details, please", "requestedSchema": schema}
+    # "busy": the agent goes on writing while the question waits (a thought every 100 ms).
+    chatter = asyncio.ensure_future(_think_aloud(turn)) if variant == "busy" else None
     try:
         answer = await turn.call("elicitation/create", params)
     except RpcError as exc:
         turn.chunk(f"The client refused the question: {exc.message}", message_id=message_id)
         return "end_turn"
+    finally:
+        if chatter is not None:
+            chatter.cancel()
     if variant == "url" and isinstance(answer, dict) and answer.get("action") == "accept":
         turn.conn.notify("elicitation/complete", {"elicitationId": params["elicitationId"]})
     turn.chunk(f"Elicitation answer: {json.dumps(answer, sort_keys=True)}", message_id=message_id)
     return "end_turn"
+
+
+async def _think_aloud(turn: Turn) -> None:
+    message_id = turn.new_id("thought")
+    for index in range(BUSY_THOUGHTS):
+        await asyncio.sleep(0.1)
+        turn.update(
+            {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": f"waiting {index}. "},
+                "messageId": message_id,
+            }
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -48,11 +49,14 @@ class Handlers:
         self._table: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
+            "logout": self.logout,
             "session/new": self.new_session,
             "session/load": self.load_session,
             "session/resume": self.resume_session,
             "session/list": self.list_sessions,
             "session/close": self.close_session,
+            "session/delete": self.delete_session,
+            "session/fork": self.fork_session,
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/set_model": self.set_model,
@@ -100,7 +104,7 @@ class Handlers:
             client_session.get("compaction"), dict
         )
         session_caps: JsonObject = {}
-        for cap in ("list", "resume", "close"):
+        for cap in ("list", "resume", "close", "delete", "fork"):
             if not settings.has(f"no-{cap}"):
                 session_caps[cap] = {}
         if not settings.has("no-set-title"):
@@ -116,8 +120,9 @@ class Handlers:
                 },
                 "mcpCapabilities": {"http": False, "sse": False},
                 "sessionCapabilities": session_caps,
+                **({"auth": {"logout": {}}} if settings.has("auth") else {}),
             },
-            "agentInfo": catalog.AGENT_INFO,
+            "agentInfo": catalog.agent_info(settings.name),
             "authMethods": [catalog.AUTH_METHOD] if settings.has("auth") else [],
         }
 
@@ -126,6 +131,12 @@ class Handlers:
         if not self.agent.settings.has("auth") or method_id != catalog.AUTH_METHOD["id"]:
             raise RpcError(INVALID_PARAMS, f"Invalid params: unknown 'methodId' {method_id!r}")
         self.agent.authenticated = True
+        return {}
+
+    async def logout(self, params: JsonObject, incoming: Incoming) -> JsonObject:
+        """Offered with ``auth``: what needs authentication asks for it again."""
+        self.agent.require_offered_with("auth", "logout")
+        self.agent.authenticated = False
         return {}
 
     # -- sessions ------------------------------------------------------------
@@ -164,6 +175,7 @@ class Handlers:
             record.additional_directories = dirs
         session = Session(record)
         agent.sessions[session_id] = session
+        agent.unlive_forks.discard(session_id)
         return session
 
     async def load_session(self, params: JsonObject, incoming: Incoming) -> None:
@@ -220,6 +232,53 @@ class Handlers:
         if session.turn is not None:
             session.turn.cancel()
         return {}
+
+    async def delete_session(self, params: JsonObject, incoming: Incoming) -> JsonObject:
+        agent = self.agent
+        agent.require_offered("no-delete", "session/delete")
+        agent.require_auth()
+        session_id = require_str(params, "sessionId")
+        session = agent.sessions.pop(session_id, None)
+        if session is not None and session.turn is not None:
+            session.turn.cancel()
+        if not agent.store.delete(session_id) and session is None:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
+        return {}
+
+    async def fork_session(self, params: JsonObject, incoming: Incoming) -> None:
+        """A copy of the stored session (history, mode, config; not its title) under a new id.
+        With ``fork-not-live`` the copy is stored but not loaded: a prompt fails as
+        claude-agent-acp's does until session/resume or session/load."""
+        agent = self.agent
+        agent.require_offered("no-fork", "session/fork")
+        agent.require_auth()
+        parent_id = require_str(params, "sessionId")
+        cwd = absolute_path(params, "cwd", must_exist=True)
+        check_mcp_servers(params, required=True)
+        dirs = additional_directories(params)
+        loaded = agent.sessions.get(parent_id)
+        parent = loaded.record if loaded is not None else agent.store.load(parent_id)
+        if parent is None:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {parent_id}")
+        data = copy.deepcopy(parent.to_json())  # shares nothing with the parent
+        # The parent's titles are the parent's: a replay of the fork does not retitle it.
+        data["history"] = [u for u in data["history"] if u.get("sessionUpdate") != "session_info_update"]
+        record = SessionRecord.from_json(data)
+        record.session_id = "demo-" + secrets.token_hex(6)
+        record.cwd = cwd
+        record.title = None
+        record.updated_at = now_iso()
+        if dirs is not None:
+            record.additional_directories = dirs
+        agent.save_record(record)
+        if agent.settings.has("fork-not-live"):
+            agent.unlive_forks.add(record.session_id)
+            incoming.respond({"sessionId": record.session_id, **agent.session_state(record)})
+            return
+        session = Session(record)
+        agent.sessions[record.session_id] = session
+        incoming.respond({"sessionId": record.session_id, **agent.session_state(record)})
+        agent.send_commands(session)
 
     # -- settings ------------------------------------------------------------
 

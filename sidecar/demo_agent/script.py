@@ -154,7 +154,7 @@ HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
     "#stderr=BYTES #garbage #bigframe=BYTES #answer=BYTES[ #piece=BYTES] #unknown #crash #hang #late #error "
     "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
-    "#compact[=fail] #terminal[=slow] #elicit[=choice|url|bad]. "
+    "#compact[=fail] #terminal[=slow] #elicit[=choice|busy|url|bad]. "
     "Slash commands: /help /edit /permission /title. See "
     "sidecar/demo_agent/README.md."
 )
@@ -202,7 +202,7 @@ class Script:
     compact: str | None = None
     # "short" or "slow": a command run in the client's terminal (#terminal).
     terminal: str | None = None
-    # "form", "choice", "url" or "bad": a question asked through the client (#elicit).
+    # "form", "choice", "busy", "url" or "bad": a question asked through the client (#elicit).
     elicit: str | None = None
     # The prompt text without any keyword tokens (for titles and the answer).
     text: str = ""
@@ -243,9 +243,9 @@ def _apply(script: Script, name: str, value: str | None) -> None:
             raise ScriptError(f"invalid keyword #terminal={value}: expected #terminal or #terminal=slow")
         script.terminal = value or "short"
     elif name == "elicit":
-        if value not in (None, "choice", "url", "bad"):
+        if value not in (None, "choice", "busy", "url", "bad"):
             raise ScriptError(
-                f"invalid keyword #elicit={value}: expected #elicit, #elicit=choice, url or bad"
+                f"invalid keyword #elicit={value}: expected #elicit, #elicit=choice, busy, url or bad"
             )
         script.elicit = value or "form"
     elif name == "compact":

@@ -12,6 +12,9 @@ CAP_TOKENS = {
     "no-list",
     "no-resume",
     "no-close",
+    "no-delete",
+    "no-fork",
+    "fork-not-live",
     "no-set-title",
     "no-embedded",
     "no-cost",
@@ -35,6 +38,7 @@ class Settings:
     rename: str = "confirm"
     crash_at: str = ""
     diffs: str = "whole"  # whole | snippet (only the changed part, as claude-agent-acp's Edit)
+    name: str = ""  # agentInfo.name (and title) in place of the demo agent's own (ACP_DEMO_NAME)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -62,6 +66,7 @@ class Settings:
         if settings.diffs not in DIFF_STYLES:
             log(f"ACP_DEMO_DIFFS: unknown value {settings.diffs!r}, using whole")
             settings.diffs = "whole"
+        settings.name = env.get("ACP_DEMO_NAME", "").strip()
         return settings
 
     def has(self, cap: str) -> bool:

@@ -319,6 +319,17 @@ class Store:
     def _path(self, session_id: str) -> Path:
         return self.sessions_dir / f"{session_id}.json"
 
+    def delete(self, session_id: str) -> bool:
+        """Remove a stored session; False when there was none."""
+        if not valid_session_id(session_id):
+            return False
+        self._info_cache.pop(session_id, None)
+        try:
+            self._path(session_id).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
     def exists(self, session_id: str) -> bool:
         return valid_session_id(session_id) and self._path(session_id).is_file()
 

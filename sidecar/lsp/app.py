@@ -56,7 +56,7 @@ def _register_lifecycle(server: AcpLanguageServer) -> None:
     @server.feature(types.INITIALIZED)
     def initialized(ls: AcpLanguageServer, params: types.InitializedParams) -> None:
         logging.getLogger("sidecar").addHandler(ls.notifier.log_handler)
-        problem = ls.read_options(ls.initialization_options)
+        problem = ls.read_options(_client_defaults(ls.client_name, ls.initialization_options))
         if problem is not None:
             ls.show_message(types.MessageType.Error, f"acp-sidecar: {problem}")
         ls.start_engine()
@@ -72,17 +72,22 @@ def _register_documents(server: AcpLanguageServer) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.focus(params.text_document.uri)
         ls.transcripts.opened(params.text_document.uri)
+        ls.agent_changes.opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         ls.status_diagnostic.focus(params.text_document.uri)
         ls.transcripts.edited(params.text_document.uri)
+        ls.agent_changes.changed(params)
+        if ls.transcripts.identity(params.text_document.uri) is None:
+            ls.follow.typed()  # a transcript's edits are mostly the sidecar's own
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.closed(params.text_document.uri)
         ls.transcripts.closed(params.text_document.uri)
+        ls.agent_changes.closed(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -96,7 +101,8 @@ def _register_documents(server: AcpLanguageServer) -> None:
         if ls.engine is None:
             return None
         try:
-            return await code_actions(ls, ls.files, ls.engine, params, ls.transcripts)
+            found = await code_actions(ls, ls.files, ls.engine, params, ls.transcripts)
+            return [*ls.agent_changes.actions(params.text_document.uri, params.range), *found]
         except Exception:
             log.exception("code actions failed")
             return None
@@ -147,6 +153,18 @@ def _register_navigation(server: AcpLanguageServer) -> None:
             return None
 
 
+def _client_defaults(client: str, raw: Any) -> Any:
+    """The options with the defaults a known client needs: Helix shows no custom notification,
+    so a replayed history is not sent to it one update at a time (`notify.replayUpdates`)."""
+    if client != "helix" or not isinstance(raw, dict | None):
+        return raw
+    options = dict(raw or {})
+    notify = options.get("notify", {})
+    if isinstance(notify, dict) and "replayUpdates" not in notify:
+        options["notify"] = {**notify, "replayUpdates": False}
+    return options
+
+
 async def _guarded(
     feature: Callable[[AcpLanguageServer, str], Awaitable[T | None]], ls: AcpLanguageServer, uri: str
 ) -> T | None:
@@ -160,12 +178,13 @@ async def _guarded(
 async def serve_stdio(server: AcpLanguageServer) -> int:
     """Serve on stdin/stdout in our own loop, one owner for every task; the exit code."""
     from .client_watch import ClientWatch
-    from .pygls_internals import StdoutWriter
+    from .output import BatchedWriter
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    writer = BatchedWriter(sys.stdout.buffer, loop, server.editor_gone)
+    server.protocol.set_writer(writer)
     main = asyncio.current_task()
     why: list[int] = []
 
@@ -196,3 +215,4 @@ async def serve_stdio(server: AcpLanguageServer) -> int:
         why.append(EXIT_SIGNAL)  # stopping now: a signal from here on only kills the agent
         await watch.aclose()
         await server.stop()
+        writer.flush()

@@ -9,12 +9,13 @@ The engine checks what only it can (sessions, modes, titles).
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, NewType, TypeVar
 
 import attrs
 
 from .validation import (
     InvalidArguments,
+    InvalidValue,
     NonEmptyStr,
     lone_surrogate_path,
     make_converter,
@@ -23,6 +24,11 @@ from .validation import (
 
 T = TypeVar("T")
 JsonObj = dict[str, Any]
+# acp.session.list: the newest this many by default (a picker; older ones are found by
+# workspace/symbol), at most MAX_LIST_LIMIT.
+ListLimit = NewType("ListLimit", int)
+DEFAULT_LIST_LIMIT = 1_000
+MAX_LIST_LIMIT = 100_000
 NON_EMPTY = {"expected": "a non-empty string"}
 STRING = {"expected": "a string"}
 TRUE_OR_FALSE = {"expected": "true or false"}
@@ -41,12 +47,16 @@ class NoArguments:
 class SessionNew:
     cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    agent: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
 
 
 @attrs.frozen
 class SessionList:
     cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     refresh: bool = attrs.field(default=False, metadata={"expected": "true or false"})
+    limit: ListLimit = attrs.field(
+        default=ListLimit(DEFAULT_LIST_LIMIT), metadata={"expected": f"an integer from 1 to {MAX_LIST_LIMIT}"}
+    )
 
 
 @attrs.frozen
@@ -55,6 +65,7 @@ class SessionLoad:
     cwd: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     show: bool = attrs.field(default=False, metadata=TRUE_OR_FALSE)
+    agent: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
 
 
 @attrs.frozen
@@ -136,11 +147,56 @@ class ElicitationRespond:
 
 
 @attrs.frozen
+class ElicitationAnswer:
+    """`acp.elicitation.answer`: a form question answered with its block in a transcript."""
+
+    uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    elicitation_id: str | None = attrs.field(default=None, alias="elicitationId", metadata=STRING)
+
+
+@attrs.frozen
 class Authenticate:
     method_id: str | None = attrs.field(default=None, alias="methodId", metadata=STRING)
+    agent: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class SessionDelete:
+    session_id: str | None = attrs.field(default=None, alias="sessionId", metadata=STRING)
+
+
+@attrs.frozen
+class SessionFork:
+    session_id: str | None = attrs.field(default=None, alias="sessionId", metadata=STRING)
+    show: bool = attrs.field(default=False, metadata=TRUE_OR_FALSE)
+
+
+@attrs.frozen
+class Logout:
+    agent: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+
+
+@attrs.frozen
+class Changes:
+    """`acp.changes.*`: one hunk by id, or every hunk of a file (`uri`), of a session, or all."""
+
+    hunk_id: NonEmptyStr | None = attrs.field(default=None, alias="hunkId", metadata=NON_EMPTY)
+    uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
+    session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
 
 
 _converter = make_converter(forbid_extra_keys=False)
+
+
+def _list_limit(value: Any, _type: Any) -> ListLimit:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("not an integer")
+    if not 1 <= value <= MAX_LIST_LIMIT:
+        raise InvalidValue(f"out of range 1..{MAX_LIST_LIMIT}")
+    return ListLimit(value)
+
+
+_converter.register_structure_hook(ListLimit, _list_limit)
 
 
 def one_object(name: str, shortcut: str | None, raw: tuple[Any, ...]) -> JsonObj:

@@ -1,15 +1,20 @@
 """Code actions: ask about a selection, fix a diagnostic, apply an agent edit, answer a permission;
-in a transcript document, send its prompt area or cancel its session's turn."""
+in a transcript document, send its prompt area, cancel its session's turn, or answer the agent's
+question in its block."""
 
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..core.diff_apply import by_path
+from ..text_safety import one_line
+from .agent_change_diagnostics import CODE as AGENT_CHANGE
+from .lsp_lines import line_starts
 from .progress import tool_label
 
 if TYPE_CHECKING:
@@ -41,10 +46,13 @@ async def code_actions(
     identity = transcripts.identity(uri) or await transcripts.identify(uri)
     if identity is not None:
         # A transcript: its own actions (context from it would be the conversation itself).
+        at_question = _question_actions(engine, uri, transcripts.buffer(uri), rng.start.line)
+        answered_here = {ident for ident, _ in at_question}
         return [
+            *(action for _, action in at_question),
             *_transcript_actions(engine, uri, identity[1]),
             *_permission_actions(ls, engine),
-            *_elicitation_actions(ls, engine),
+            *_elicitation_actions(ls, engine, skip=answered_here),
         ]
     actions: list[types.CodeAction] = []
     if (rng.start.line, rng.start.character) != (rng.end.line, rng.end.character):
@@ -60,6 +68,8 @@ async def code_actions(
             )
         )
     for diagnostic in params.context.diagnostics:
+        if diagnostic.code == AGENT_CHANGE and diagnostic.source == ls.options.changes.source:
+            continue  # the sidecar's own mark of an agent change: revert or keep it, nothing to fix
         message = ls.clean(diagnostic.message, MAX_DIAGNOSTIC_TITLE)
         actions.append(
             types.CodeAction(
@@ -138,12 +148,51 @@ def _transcript_actions(engine: Engine, uri: str, session_id: str) -> list[types
         actions.append(
             types.CodeAction(title="Cancel the running turn", kind=types.CodeActionKind.Empty, command=cancel)
         )
+    if engine.can_fork(session_id):
+        title = "Fork this session"
+        target = [{"sessionId": session_id, "show": True}]  # shown: Helix has no other view of it
+        fork = types.Command(title=title, command="acp.session.fork", arguments=target)
+        actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.Empty, command=fork))
     for terminal in engine.terminals.live(session_id):
-        title = f"Kill terminal: {terminal.label[:60]}"
+        title = f"Kill terminal: {one_line(terminal.label, 60)}"  # a `-c` script spans lines
         target = [{"terminalId": terminal.terminal_id}]
         kill = types.Command(title=title, command="acp.terminal.kill", arguments=target)
         actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.Empty, command=kill))
     return actions
+
+
+def _question_actions(
+    engine: Engine, uri: str, buffer: str | None, line: int
+) -> list[tuple[str, types.CodeAction]]:
+    """On the block of a pending form question in a transcript: answer it with what the user
+    typed there, or decline it. (elicitationId, action) pairs."""
+    if buffer is None:
+        return []
+    from ..transcripts import locate_prompt_area, questions_in  # with the engine
+
+    pending = {e.elicitation_id for e in engine.pending_elicitations() if e.form is not None}
+    area = locate_prompt_area(buffer)
+    starts = line_starts(buffer)
+    found: list[tuple[str, types.CodeAction]] = []
+    for question in questions_in(buffer, area.start if area is not None else None):
+        first = bisect_right(starts, question.start) - 1
+        last = bisect_right(starts, max(question.start, question.end - 1)) - 1
+        if question.ident not in pending or not first <= line <= last:
+            continue
+        answer = types.Command(
+            title="Answer the agent",
+            command="acp.elicitation.answer",
+            arguments=[{"uri": uri, "elicitationId": question.ident}],
+        )
+        decline = types.Command(
+            title="Decline",
+            command="acp.elicitation.respond",
+            arguments=[{"elicitationId": question.ident, "action": "decline"}],
+        )
+        for command in (answer, decline):
+            action = types.CodeAction(title=command.title, kind=types.CodeActionKind.Empty, command=command)
+            found.append((question.ident, action))
+    return found
 
 
 def _permission_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAction]:
@@ -166,11 +215,15 @@ def _permission_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAc
     return actions
 
 
-def _elicitation_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAction]:
-    """The agent's open questions: each can be declined from any document; a single choice or
-    yes/no question (or a URL to open) can be answered here too."""
+def _elicitation_actions(
+    ls: CodeActionPort, engine: Engine, skip: set[str] | frozenset[str] = frozenset()
+) -> list[types.CodeAction]:
+    """The agent's open questions (but those in `skip`, offered by their block): each can be
+    declined from any document; a single choice or yes/no question can be answered here too."""
     actions: list[types.CodeAction] = []
     for elicitation in engine.pending_elicitations():
+        if elicitation.elicitation_id in skip:
+            continue
         what = ls.clean(elicitation.message, 60)
         ident = elicitation.elicitation_id
         answers: list[tuple[str, JsonObj]] = []

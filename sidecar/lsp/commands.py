@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -75,13 +76,14 @@ async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
     cwd = _cwd(ls, args.cwd, args.uri)
     if cwd is None:
         raise invalid("no cwd given and no workspace folder to default to")
-    return {"sessionId": await engine.new_session(cwd)}
+    return {"sessionId": await engine.new_session(cwd, args.agent)}
 
 
 @command("acp.session.list", "SessionList")
 async def session_list(ls: AcpLanguageServer, args: a.SessionList) -> Any:
     engine = await ls.ready_engine()
-    return {"sessions": await engine.list_sessions(args.cwd, args.refresh, ls.folder_paths())}
+    sessions, more = await engine.list_sessions(args.cwd, args.refresh, ls.folder_paths(), args.limit)
+    return {"sessions": sessions, "more": more}
 
 
 @command("acp.session.load", "SessionLoad", "sessionId")
@@ -89,7 +91,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
     engine = await ls.ready_engine()
     if args.session_id is None:
         raise invalid("sessionId is required")
-    session_id = await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri))
+    session_id = await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
     if args.show:
         ls.transcripts.show(engine, session_id)
     return {"sessionId": session_id}
@@ -213,15 +215,120 @@ async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond)
     return {}
 
 
+@command("acp.elicitation.answer", "ElicitationAnswer", in_order=False, reads_buffer=True)
+async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -> Any:
+    buffer = buffer_at_arrival.get()
+    engine = await ls.ready_engine()
+    if args.uri is None:
+        raise invalid("uri is required: the transcript document that holds the question")
+    if buffer is None:
+        # Not open in the editor: the file (the block as the sidecar wrote it, or saved answers).
+        identity = await ls.transcripts.identify(args.uri)
+        if identity is None:
+            raise invalid(f"{args.uri[:200]} is not a transcript document")
+        buffer = await asyncio.to_thread(engine.conversations.store.read, *identity)
+    engine.answer_from_document(args.elicitation_id, buffer or "")
+    return {}
+
+
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()
-    return await engine.authenticate(args.method_id)
+    return await engine.authenticate(args.method_id, args.agent)
+
+
+@command("acp.session.delete", "SessionDelete", "sessionId")
+async def session_delete(ls: AcpLanguageServer, args: a.SessionDelete) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.delete_session(args.session_id)
+
+
+@command("acp.session.fork", "SessionFork", "sessionId")
+async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
+    engine = await ls.ready_engine()
+    result = await engine.fork_session(args.session_id)
+    if args.show:
+        ls.transcripts.show(engine, result["sessionId"])
+    return result
+
+
+@command("acp.logout", "Logout", "agent")
+async def logout(ls: AcpLanguageServer, args: a.Logout) -> Any:
+    engine = await ls.ready_engine()
+    return await engine.logout(args.agent)
+
+
+@command("acp.agents", "NoArguments", in_order=False)
+async def agents(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
+    engine = ls.engine_or_raise()
+    return {"agents": engine.describe_agents(), "default": engine.agents.directory.default}
 
 
 @command("acp.status", "NoArguments", in_order=False)
 async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
     return ls.engine_or_raise().status()
+
+
+# ====================================================================== agent changes
+@command("acp.changes.list", "Changes", "uri")
+async def changes_list(ls: AcpLanguageServer, args: a.Changes) -> Any:
+    ls.engine_or_raise()
+    return ls.agent_changes.listing(ls.agent_changes.selected(args.hunk_id, args.uri, args.session_id))
+
+
+@command("acp.changes.keep", "Changes", "hunkId")
+async def changes_keep(ls: AcpLanguageServer, args: a.Changes) -> Any:
+    ls.engine_or_raise()
+    return ls.agent_changes.keep(_changes_named(ls, args))
+
+
+@command("acp.changes.revert", "Changes", "hunkId")
+async def changes_revert(ls: AcpLanguageServer, args: a.Changes) -> Any:
+    engine = ls.engine_or_raise()
+    from ..core.errors import SidecarError
+
+    async def write_closed(session_id: str, path: str, expected: str, text: str) -> bool:
+        try:
+            return await engine.fs.revert_closed_file(session_id, path, expected, text)
+        except SidecarError:
+            return False
+
+    result = await ls.agent_changes.revert(_changes_named(ls, args), write_closed)
+    if result["refused"]:
+        reasons = sorted({r["reason"] for r in result["refused"]})
+        count = len(result["refused"])
+        ls.show_message(
+            types.MessageType.Warning,
+            f"acp-sidecar: {count} agent change{'s' if count > 1 else ''} not reverted: {'; '.join(reasons)}",
+        )
+    return result
+
+
+@command("acp.changes.show", "Changes", "hunkId")
+async def changes_show(ls: AcpLanguageServer, args: a.Changes) -> Any:
+    engine = ls.engine_or_raise()
+    if args.hunk_id is None:
+        raise invalid("acp.changes.show takes a hunkId")
+    [hunk] = _changes_named(ls, args)
+    text, selection = await ls.agent_changes.before_text(hunk)
+    store = engine.saved_changes.store
+    path = await asyncio.to_thread(store.write_shown, hunk.path, hunk.id, text)
+    uri = path.as_uri()
+    shown = False
+    if ls.caps.show_document:
+        params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
+        answer = await ls.window_show_document_async(params)
+        shown = bool(answer is not None and answer.success)
+    return {"uri": uri, "range": ls.protocol.converter.unstructure(selection), "shown": shown}
+
+
+def _changes_named(ls: AcpLanguageServer, args: a.Changes) -> list[Any]:
+    if args.hunk_id is None and args.uri is None and args.session_id is None:
+        raise invalid("name the changes: hunkId, uri or sessionId")
+    found = ls.agent_changes.selected(args.hunk_id, args.uri, args.session_id)
+    if args.hunk_id is not None and not found:
+        raise invalid(f"no agent change {args.hunk_id!r:.80} (kept, reverted or edited since)")
+    return found
 
 
 # ====================================================================== running them
@@ -287,6 +394,13 @@ def _buffer_named(ls: AcpLanguageServer, raw: tuple[Any, ...]) -> str | None:
     return ls.transcripts.buffer(uri) if isinstance(uri, str) and uri else None
 
 
+def _agent_tag(ls: AcpLanguageServer, agent: object) -> str:
+    """` [NAME]` for a session of an agent other than the default one; nothing for the default's."""
+    if ls.engine is None or not isinstance(agent, str) or agent == ls.engine.agents.directory.default:
+        return ""
+    return f" [{ls.clean(agent, 60)}]"
+
+
 def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
     """For editors that drop command results (Helix): say the useful ones in the message line."""
     if name == "acp.session.list":
@@ -294,19 +408,42 @@ def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
         lines = []
         for entry in sessions[:20]:
             mark = "* " if entry.get("active") else ""
-            lines.append(f"{mark}{ls.clean(entry.get('title') or 'untitled', 60)} — {entry.get('sessionId')}")
-        more = f" (and {len(sessions) - 20} more)" if len(sessions) > 20 else ""
+            entry_title = ls.clean(entry.get("title") or "untitled", 60)
+            lines.append(
+                f"{mark}{entry_title}{_agent_tag(ls, entry.get('agent'))} — {entry.get('sessionId')}"
+            )
+        hidden = max(len(sessions) - 20, 0)
+        if result.get("more"):  # the answer held the newest only
+            more = f" (and over {hidden} more)" if hidden else " (and older ones)"
+        else:
+            more = f" (and {hidden} more)" if hidden else ""
         text = "; ".join(lines) if lines else "no sessions"
         ls.show_message(types.MessageType.Info, f"ACP sessions{more}: {text}")
     elif name in ("acp.session.new", "acp.session.load"):
         # By its title, as the title messages say it; a session without one (a new one) by its id.
         session_id = str(result.get("sessionId"))
         title = ls.engine.titles.title_of(session_id) if ls.engine is not None else None
+        tag = _agent_tag(ls, ls.engine.agents.directory.owner_of(session_id) if ls.engine else None)
         if title:
-            ls.show_message(types.MessageType.Info, f"ACP session: {ls.clean(title, 200)}")
+            ls.show_message(types.MessageType.Info, f"ACP session: {ls.clean(title, 200)}{tag}")
         else:
-            ls.show_message(types.MessageType.Info, f"ACP session {session_id} is active (untitled)")
+            ls.show_message(types.MessageType.Info, f"ACP session {session_id}{tag} is active (untitled)")
+    elif name == "acp.session.fork":
+        title, tag = ls.clean(result.get("title") or "", 200), _agent_tag(ls, result.get("agent"))
+        ls.show_message(types.MessageType.Info, f"ACP session: {title}{tag}")
     elif name == "acp.session.transcript":
         ls.show_message(types.MessageType.Info, f"ACP transcript: {result.get('uri')}")
+    elif name == "acp.agents":
+        listed = [
+            f"{'* ' if agent['default'] else ''}{agent['name']} ({agent['state']})"
+            for agent in result["agents"]
+        ]
+        ls.show_message(types.MessageType.Info, f"ACP agents: {', '.join(listed)}")
     elif name == "acp.status":
         ls.show_message(types.MessageType.Info, str(result.get("text")))
+    elif name == "acp.changes.list":
+        files = result["files"]
+        hunks = sum(len(f["hunks"]) for f in files)
+        where = ", ".join(ls.clean(os.path.basename(f["path"]), 60) for f in files[:10])
+        text = f"{hunks} in {len(files)} file{'s' if len(files) != 1 else ''}: {where}" if hunks else "none"
+        ls.show_message(types.MessageType.Info, f"ACP agent changes: {text}")

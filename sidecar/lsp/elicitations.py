@@ -6,7 +6,8 @@ with `acp.elicitation.respond`; the sidecar checks and converts the answers (cor
 plugin: a form whose fields are all choices or yes/no is asked one `window/showMessageRequest`
 per field (a dismissed dialog declines: the agent is never left waiting); any other form, and
 every question in an editor without `showMessageRequest` (Helix 25.07), is named in the message
-line with the command that answers it, and code actions decline it. A URL is opened
+line with where to answer it (its block in the conversation document, written by core, or the
+command), and code actions decline it. A URL is opened
 (`window/showDocument` with `external: true`) only after the user chose "Open".
 """
 
@@ -66,8 +67,13 @@ class ElicitationPrompts:
             )
         example = {f.name: _example(f) for f in elicitation.form.fields} if elicitation.form else {}
         fields = "; ".join(_describe(f) for f in elicitation.form.fields) if elicitation.form else ""
+        where = (
+            'Answer in its form in the conversation document (code action "Answer the agent" there), or '
+            if elicitation.session_id is not None
+            else "Answer "
+        )
         return (
-            f"The agent asks: {what} ({self.port.clean(fields, 600)}). Answer with acp.elicitation.respond "
+            f"The agent asks: {what} ({self.port.clean(fields, 600)}). {where}with acp.elicitation.respond "
             f'{{"elicitationId": "{ident}", "content": {self.port.clean(json.dumps(example), 400)}}}, '
             'or "action": "decline" (also a code action).'
         )

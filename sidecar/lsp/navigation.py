@@ -151,17 +151,13 @@ async def session_symbols(ls: AcpLanguageServer, query: str) -> list[types.Symbo
     engine = ls.engine
     if engine is None:
         return []
-    entries = await engine.list_sessions(None, False, ls.folder_paths())
     words = query.lower().split()
-    chosen = []
-    for entry in entries:
-        haystack = " ".join(
-            str(entry.get(key) or "") for key in ("title", "cwd", "updatedAt", "sessionId")
-        ).lower()
-        if all(word in haystack for word in words):
-            chosen.append(entry)
-            if len(chosen) >= MAX_SESSION_SYMBOLS:
-                break
+
+    def matches(entry: dict[str, object]) -> bool:
+        haystack = " ".join(str(entry.get(key) or "") for key in ("title", "cwd", "updatedAt", "sessionId"))
+        return all(word in haystack.lower() for word in words)
+
+    chosen, _more = await engine.list_sessions(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, matches)
     symbols = []
     for entry in chosen:
         session_id = str(entry["sessionId"])
@@ -191,7 +187,7 @@ async def _document_uri(ls: AcpLanguageServer, session_id: str) -> str | None:
     if engine is None:
         return None
     store = engine.conversations.store
-    path = store.path(engine.agent_key, session_id)
+    path = store.path(engine.agent_key_of(session_id), session_id)
     if not await asyncio.to_thread(path.exists):
         try:
             return str((await engine.transcript(session_id))["uri"])

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..core.updates import Routed
     from ..transcripts import DocumentChange
     from .elicitations import ElicitationPrompts
+    from .follow_agent import FollowAgent
     from .permissions import PermissionPrompts
     from .ports import NotifierPort
     from .proposals import Proposals
@@ -91,12 +92,15 @@ class Notifier:
         self._progress_session: dict[str, str] = {}  # running turn's progress -> its session
         self.log_handler = EditorLogHandler(self)
         self.transcripts: TranscriptDocs | None = None  # open transcript documents follow their file
+        self.follow: FollowAgent | None = None  # changes.follow: the editor follows the agent
 
     def close(self) -> None:
         self.coalescer.close()
 
     # ------------------------------------------------------------------ EngineListener
     def on_session_update(self, routed: Routed) -> None:
+        if routed.replay and not self.port.options.notify.replay_updates:
+            return  # the plugin shows the history from the conversation document
         # A text chunk never changes what progress shows: only other updates go there.
         if not self.coalescer.push(routed):
             turn_id = routed.turn_id
@@ -104,6 +108,8 @@ class Notifier:
                 progress.on_update(routed)
             if not routed.replay:
                 self.live.on_update(routed.update)
+            if self.follow is not None:
+                self.follow.on_update(routed)
 
     def _send_update(self, params: JsonObj) -> None:
         update = params["update"]

@@ -88,6 +88,22 @@ class EditorPort(Configured, Protocol):
 class CodeActionPort(Cleaning, Configured, Protocol): ...
 
 
+class FollowPort(Configured, Protocol):
+    def show_document_params(
+        self, params: types.ShowDocumentParams
+    ) -> Awaitable[types.ShowDocumentResult | None]:
+        """`window/showDocument` as given (only when `caps.show_document`)."""
+        ...
+
+
+class ChangesPort(DiagnosticsPort, Cleaning, Protocol):
+    """The agent's changes as diagnostics: the buffers, titles for the messages."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+    def session_title(self, session_id: str) -> str: ...
+
+
 class TranscriptPort(EditorPort, Stopping, Protocol):
     """Open transcript documents: their buffers, edits to them, showing one."""
 

@@ -12,7 +12,7 @@ public names these classes give them:
   editor's own requests, and a response settles only a request the sidecar sent (pygls keeps
   both in one table, keyed by id alone).
 - `HookedWorkspace`: `new_document`, the one place open documents are made.
-- `StdoutWriter`, `JSON_RPC_LOGGER`.
+- `JSON_RPC_LOGGER`; `set_writer` takes any object with `write(bytes)` and `close()` (output.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -38,7 +37,6 @@ __all__ = [
     "JSON_RPC_LOGGER",
     "HookedProtocol",
     "HookedWorkspace",
-    "StdoutWriter",
     "missing_internals",
 ]
 
@@ -193,7 +191,6 @@ class Internal:
 
 
 INTERNALS: tuple[Internal, ...] = (
-    Internal("pygls.io_", "StdoutWriter", "class", "app.serve_stdio writes to stdout with it"),
     Internal("pygls.protocol.language_server", "lsp_method", "function", "overriding builtin handlers"),
     Internal("pygls.protocol", "json_rpc", "module", "JSON_RPC_LOGGER (cli quiets its log)"),
     Internal("pygls.protocol:LanguageServerProtocol", "lsp_initialize", "method(params)", "make_workspace"),

@@ -22,9 +22,12 @@ from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..tasks import OwnedTasks
+from .agent_change_diagnostics import AgentChangeDiagnostics
+from .diagnostic_sets import DiagnosticSets
 from .documents import SYNC_KIND
 from .editor_files import EditorFiles
 from .elicitations import ElicitationPrompts
+from .follow_agent import FollowAgent
 from .notifier import Notifier
 from .permissions import PermissionPrompts
 from .ports import ClientCaps
@@ -35,6 +38,7 @@ from .transcript_docs import TranscriptDocs
 
 if TYPE_CHECKING:
     from ..core.engine import Engine
+    from ..core.options import AgentSpec
     from .options import Options
 
 log = logging.getLogger(__name__)
@@ -54,6 +58,10 @@ class LaunchConfig(NamedTuple):
     transcript_interval: float = 0.25  # seconds between two edits of a streaming transcript
     client_process_id: int | None = None
     log_file: str | None = None
+
+
+def demo_agent_command() -> list[str]:
+    return [sys.executable, "-m", "sidecar.demo_agent"]
 
 
 class NotInitialized(Exception):
@@ -97,7 +105,11 @@ class AcpLanguageServer(LanguageServer):
         self.watch_client_process: Callable[[int, str], None] | None = None
         self.tasks = OwnedTasks("lsp")
         self.files = EditorFiles(self)
-        self.status_diagnostic = StatusDiagnostic(self)
+        self.diagnostics = DiagnosticSets(self)
+        self.status_diagnostic = StatusDiagnostic(self, self.diagnostics)
+        self.agent_changes = AgentChangeDiagnostics(
+            self, self.files, self.diagnostics, lambda: self.engine.changes if self.engine else None
+        )
         self.proposals = Proposals(self.files, lambda: self.engine)
         self.permission_prompts = PermissionPrompts(self, self.tasks, self.proposals)
         self.elicitation_prompts = ElicitationPrompts(self, self.tasks)
@@ -116,6 +128,8 @@ class AcpLanguageServer(LanguageServer):
             launch.transcript_interval,
         )
         self.notifier.transcripts = self.transcripts
+        self.follow = FollowAgent(self, self.tasks)
+        self.notifier.follow = self.follow
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -135,6 +149,10 @@ class AcpLanguageServer(LanguageServer):
 
         self._options, problem = parse_options(raw)
         return problem
+
+    def editor_gone(self) -> None:
+        """Our output to the editor broke: say nothing more; shutdown follows from stdin EOF."""
+        self.stopping = True
 
     # ================================================================== ports
     def notify(self, method: str, params: Any) -> None:
@@ -183,6 +201,12 @@ class AcpLanguageServer(LanguageServer):
         )
         return result
 
+    def show_document_params(
+        self, params: types.ShowDocumentParams
+    ) -> Awaitable[types.ShowDocumentResult | None]:
+        result: Awaitable[types.ShowDocumentResult | None] = self.window_show_document_async(params)
+        return result
+
     def open_external(self, url: str) -> Awaitable[types.ShowDocumentResult | None]:
         result: Awaitable[types.ShowDocumentResult | None] = self.window_show_document_async(
             types.ShowDocumentParams(uri=url, external=True)
@@ -218,6 +242,10 @@ class AcpLanguageServer(LanguageServer):
 
     # ================================================================== engine
     def agent_command(self) -> list[str]:
+        """The one agent of `--agent`, `agent.command`, `$ACP_SIDECAR_AGENT`, else the demo agent."""
+        return self.legacy_agent_command() or demo_agent_command()
+
+    def legacy_agent_command(self) -> list[str] | None:
         if self.launch.agent_command:
             return self.launch.agent_command
         if self.options.agent.command:
@@ -226,15 +254,44 @@ class AcpLanguageServer(LanguageServer):
             import shlex
 
             return shlex.split(self.launch.env_agent)
-        return [sys.executable, "-m", "sidecar.demo_agent"]
+        return None
+
+    def agent_specs(self) -> tuple[dict[str, AgentSpec], str]:
+        """Every configured agent by name, and the default one's name (docs/protocol.md): the
+        named `agents`, the one agent of `--agent` / `agent` / `$ACP_SIDECAR_AGENT` named after
+        its command, and `demo`. The default: `defaultAgent`, else that one agent, else the
+        first named one, else `demo`."""
+        from ..core.options import DEMO_AGENT, AgentSpec
+
+        opts = self.options
+        specs = {name: AgentSpec(name, list(a.command or []), dict(a.env)) for name, a in opts.agents.items()}
+        legacy_name: str | None = None
+        legacy = self.legacy_agent_command()
+        if legacy:
+            env = dict(opts.agent.env)
+            name = Path(legacy[0]).name or "agent"
+            taken = specs.get(name)
+            if name == DEMO_AGENT or (taken is not None and (taken.command, taken.env) != (legacy, env)):
+                name = f"{name}-agent"
+            specs.setdefault(name, AgentSpec(name, legacy, env))
+            legacy_name = name
+        specs[DEMO_AGENT] = AgentSpec(
+            DEMO_AGENT, demo_agent_command(), {} if legacy else dict(opts.agent.env)
+        )
+        default = opts.default_agent or legacy_name or next(iter(opts.agents), DEMO_AGENT)
+        return specs, default
 
     def start_engine(self) -> None:
         from ..core.engine import Engine, EngineOptions
 
         opts = self.options
+        specs, default = self.agent_specs()
         engine_options = EngineOptions(
-            agent_command=self.agent_command(),
-            agent_env=dict(opts.agent.env),
+            agent_command=specs[default].command,
+            agent_env=dict(specs[default].env),
+            agents=specs,
+            default_agent=default,
+            agent_idle_stop=float(opts.agent_idle_stop),
             state_dir=self.launch.state_dir,
             permissions=opts.permissions,
             rename_timeout_ms=opts.rename.timeout_ms,
@@ -249,6 +306,7 @@ class AcpLanguageServer(LanguageServer):
             log_hint=self.log_hint(),
         )
         self.engine = Engine(engine_options, self.notifier, self.files)
+        self.agent_changes.attach(self.engine.changes)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
 
     async def _run_engine(self, engine: Engine) -> None:

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
+    from .diagnostic_sets import DiagnosticSets
     from .ports import DiagnosticsPort
 
 SOURCE = "acp"
 
 
 class StatusDiagnostic:
-    def __init__(self, server: DiagnosticsPort) -> None:
+    def __init__(self, server: DiagnosticsPort, sets: DiagnosticSets) -> None:
         self.server = server
+        self.sets = sets
         self.uri: str | None = None
         self.text: str | None = None
 
@@ -62,6 +64,4 @@ class StatusDiagnostic:
         self._publish(self.uri, [diagnostic])
 
     def _publish(self, uri: str, diagnostics: list[types.Diagnostic]) -> None:
-        if self.server.stopping:
-            return
-        self.server.publish_diagnostics(uri, diagnostics)
+        self.sets.publish(uri, SOURCE, diagnostics)

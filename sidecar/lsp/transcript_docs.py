@@ -72,6 +72,7 @@ class _Open:
     wake: asyncio.Event = field(default_factory=asyncio.Event)  # an at-once change arrived
     sent_at: float = float("-inf")
     refusals: int = 0
+    synced: int = 0  # the store's serial of the text the buffer was last compared with
 
 
 class TranscriptDocs:
@@ -232,7 +233,10 @@ class TranscriptDocs:
         untouched since the editor read it, has none), plus the prompt-area clears asked for."""
         from ..transcripts import apply_edits, clear_prompt, prompt_text, replace_edit  # with the engine
 
-        changes, doc.changes = doc.changes, []
+        # A change reported after the text the buffer was last compared with is in that text
+        # already: mirrored, its text would be shown twice.
+        changes = [change for change in doc.changes if change.serial > doc.synced]
+        doc.changes = []
         clears, doc.clears = doc.clears, []
         edits: list[TextEdit] | None = [] if not changes else None
         if len(changes) == 1 and not doc.stale:
@@ -243,7 +247,9 @@ class TranscriptDocs:
         if edits is None or doc.stale:
             doc.stale = False
             store = self._store()
-            text = await asyncio.to_thread(store.read, doc.agent, doc.session_id) if store else None
+            text, doc.synced = (
+                await asyncio.to_thread(store.snapshot, doc.agent, doc.session_id) if store else (None, 0)
+            )
             if text is None:
                 edits = []
             elif fresh and _torn(buffer, text):
@@ -348,9 +354,13 @@ class TranscriptDocs:
         from ..transcripts import prompt_text
 
         agent, session_id = identity
-        if agent != engine.agent_key:
+        # Any configured agent's transcript continues with that agent (started when it is not).
+        owner = engine.agents.directory.name_of_key(agent)
+        if owner is None:
+            configured = ", ".join(engine.agents.directory.specs)
             raise errors.invalid(
-                f"this transcript belongs to the agent {agent!r}; this sidecar runs {engine.agent_key!r}"
+                f"this transcript belongs to the agent {agent!r}, which is not configured here "
+                f"(configured: {configured}); add it to initializationOptions.agents to continue it"
             )
         store = engine.conversations.store
         key = store.uri(agent, session_id)
@@ -372,7 +382,7 @@ class TranscriptDocs:
                 )
         assert text is not None
         if session_id not in engine.sessions:
-            await engine.load_session(session_id, None, default_cwd)
+            await engine.load_session(session_id, None, default_cwd, owner)
         result = await engine.prompt(text, session_id)
         if from_area:
             await self._tracked()  # a document opened just now: clear its buffer too

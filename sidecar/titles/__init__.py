@@ -19,6 +19,7 @@ from .model import (
     TitleRecord,
     TitleSource,
     iso_now,
+    newest_first,
     parse_timestamp,
 )
 from .rename import PendingRename, RenameOutcome, RenameTracker
@@ -81,6 +82,7 @@ __all__ = [
     "mark_missing",
     "merge_meta",
     "new_record",
+    "newest_first",
     "parse_timestamp",
     "sanitize_meta_for_display",
     "sanitize_text",

@@ -167,3 +167,8 @@ class TitleRecord:
             "meta": None if self.meta is None else sanitize_meta_for_display(self.meta),
             "renameState": None if self.rename_state is None else str(self.rename_state),
         }
+
+
+def newest_first(record: TitleRecord) -> tuple[float, str]:
+    """The order of every session list: newest first, then by id (the store's ORDER BY)."""
+    return (-record.sort_key, record.session_id)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import heapq
 import os
 import random
 import sqlite3
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..state_dir import ForeignOwner, create_private_file, ensure_private_dir, open_private, tighten
-from .model import ListedSession, TitleRecord
+from .model import ListedSession, TitleRecord, newest_first
 from .rules import apply_listed, mark_missing
 from .sanitize import DEFAULT_MAX_LENGTH
 from .schema import (
@@ -342,6 +343,22 @@ class TitleStore:
             sql += " AND missing = 0"
         sql += " ORDER BY sort_at DESC, session_id"
         return self._run(lambda conn: [from_row(row) for row in conn.execute(sql, args)], write=False)
+
+    def newest(self, agents: Iterable[str], cwd: str | None, take: Callable[[Iterator[TitleRecord]], T]) -> T:
+        """``take`` applied to the records of ``agents`` (of one ``cwd`` if given), newest first,
+        read lazily: a caller that wants the newest few reads only those rows, whatever the
+        size of the history. ``take`` may run more than once (on retry): keep it pure."""
+        sql = f"{SELECT} WHERE agent = ?" + (" AND cwd = ?" if cwd is not None else "")
+        sql += " ORDER BY sort_at DESC, session_id"
+
+        def scan(conn: sqlite3.Connection) -> T:
+            cursors = [
+                map(from_row, conn.execute(sql, [agent] if cwd is None else [agent, cwd]))
+                for agent in dict.fromkeys(agents)
+            ]
+            return take(heapq.merge(*cursors, key=newest_first))
+
+        return self._run(scan, write=False)
 
     # -- writes ----------------------------------------------------------
 

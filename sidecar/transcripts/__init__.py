@@ -27,6 +27,7 @@ from .elements import context_meta, rename_prompt, rename_title
 from .follow import follow_edits
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange, ReplayCursor, ReplayItem
 from .names import safe_name
+from .questions import Question, carry_answers, find_question, questions_in
 from .render import Renderer
 from .store import DEFAULT_MAX_BYTES, TranscriptStore
 
@@ -39,18 +40,22 @@ __all__ = [
     "Batch",
     "DocumentChange",
     "PromptArea",
+    "Question",
     "Renderer",
     "ReplayCursor",
     "ReplayItem",
     "TextEdit",
     "TranscriptStore",
     "apply_edits",
+    "carry_answers",
     "clear_prompt",
     "context_meta",
+    "find_question",
     "follow_edits",
     "locate_prompt_area",
     "lsp_position",
     "prompt_text",
+    "questions_in",
     "rename_prompt",
     "rename_title",
     "replace_edit",

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from .clean import one_line
+from .questions import carry_answers
 
 __all__ = [
     "MARKER",
@@ -219,13 +220,15 @@ def replace_edit(old: str, new: str) -> TextEdit | None:
 
 def resync(buffer_text: str, document_text: str) -> list[TextEdit]:
     """The smallest single edit that makes an editor buffer show `document_text` above its prompt
-    area while keeping what the user typed below the marker (an empty list: already equal).
+    area while keeping what the user typed below the marker, and into the blocks of the agent's
+    open questions (an empty list: already equal).
 
     A buffer without a prompt area gets the whole document, prompt area included."""
     target_area = locate_prompt_area(document_text)
     target = document_text if target_area is None else document_text[: target_area.marker_end]
     buffer_area = locate_prompt_area(buffer_text)
     current = buffer_text if buffer_area is None else buffer_text[: buffer_area.marker_end]
+    target = carry_answers(current, target)
     # The marker line's own newline may be missing in a buffer: compare without it.
     if buffer_area is not None and target_area is not None and not current.endswith("\n"):
         target = target.removesuffix("\n")

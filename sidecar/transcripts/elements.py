@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -340,6 +340,11 @@ def compaction_line(status: str, error: object) -> str:
         return "_Context compacted._\n"
     why = inline(one_line(error, 300)) if isinstance(error, str) else ""
     return f"_Context compaction {inline(one_line(status, 20))}{': ' + why if why else ''}._\n"
+
+
+def fork_line(parent_title: str, now: datetime) -> str:
+    when = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"_Forked from “{inline(one_line(parent_title, 500))}” at {when}._\n"
 
 
 def local_time(now: datetime) -> str:

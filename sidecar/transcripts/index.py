@@ -66,6 +66,10 @@ class ItemIndex:
             self._refused(path, entry, f"cannot read it: {_reason(exc)}")
         return entry.counts
 
+    def forget(self, path: Path) -> None:
+        """The index file was removed (its document deleted)."""
+        self._entries.pop(path, None)
+
     def add(self, path: Path, keys: list[str]) -> None:
         """Record `keys` (their items are in the document now); never raises for the disk."""
         entry = self._entries.setdefault(path, _Entry())

@@ -80,7 +80,8 @@ class DocumentChange:
 
     `edits` are relative to the document before the write (non-overlapping); when the change
     cannot be told that way (someone else wrote in between, a repair), `document` is the whole new
-    document instead.
+    document instead. `serial` orders this process's writes of the document (see
+    :meth:`TranscriptStore.snapshot`): a text read at serial N already holds changes up to N.
     """
 
     path: Path
@@ -89,6 +90,7 @@ class DocumentChange:
     trimmed_bytes: int = 0
     title_changed: bool = False
     created: bool = False
+    serial: int = 0
 
     def mirror(self, buffer_text: str) -> list[TextEdit] | None:
         """The edits that do this change to an editor buffer showing the document (the user's

@@ -28,6 +28,7 @@ from .elements import (
     diff_key,
     diffs_of,
     digest,
+    fork_line,
     inline,
     model_choice,
     notice_line,
@@ -182,8 +183,24 @@ class Renderer:
         self._emit(turn_end_line(stop_reason, error, self._clock(), no_answer))
         self._finish(None)
 
+    def forked(self, parent_title: str) -> None:
+        """A fork's document: the parent's conversation is above; say where it forked (live
+        only, no key: it is no item of the agent's history)."""
+        self._close_open()
+        self._start(None)
+        self._emit(fork_line(parent_title, self._clock()))
+        self._finish(None)
+
     def terminal(self, markdown: str) -> None:
         """A client terminal's piece, already Markdown (see terminal.py); live only, no key."""
+        self._start("agent")
+        self._emit(markdown)
+        self._finish(None)
+
+    def question(self, markdown: str) -> None:
+        """The block of an agent's question the user answers in the document, or the line that
+        records its outcome (built by the engine, untrusted parts escaped); live only, no key:
+        it is no item of the agent's history."""
         self._start("agent")
         self._emit(markdown)
         self._finish(None)

@@ -21,7 +21,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .document import PROMPT_AREA, TRIM_NOTE, header_text, separator_for, title_line
@@ -31,6 +31,7 @@ from .index import ItemIndex
 from .layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from .model import Anchor, AnchoredEdit, Batch, DocumentChange
 from .names import TranscriptPaths
+from .questions import find_question
 
 __all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
 
@@ -83,6 +84,7 @@ class TranscriptStore:
         self._path_locks: dict[Path, threading.Lock] = {}
         self._known: dict[Path, _Known] = {}
         self._titles: dict[Path, str | None] = {}
+        self._serials: dict[Path, int] = {}  # this process's last change of each document
         self._index = ItemIndex(durable)
 
     # ------------------------------------------------------------------ names
@@ -111,6 +113,18 @@ class TranscriptStore:
         (None: nothing did)."""
         return self._transaction(agent, session_id, None, lambda doc: doc.append(batch))
 
+    def fork(
+        self, agent: str, session_id: str, parent_agent: str, parent_id: str, title: str | None = None
+    ) -> DocumentChange | None:
+        """Start a fork's document with its parent's conversation, and its index with the
+        parent's (a later replay of the fork's history finds those items here). A fork's document
+        that already holds a conversation is kept as it is."""
+        parent = self.read(parent_agent, parent_id)
+        layout = parse_layout(parent, parent_agent, parent_id, None) if parent else None
+        keys = self.keys(parent_agent, parent_id)
+        body, closing = (layout.body, layout.closing) if layout is not None else ("", "")
+        return self._transaction(agent, session_id, title, lambda doc: doc.fork(body, closing, keys))
+
     def set_title(self, agent: str, session_id: str, title: str | None) -> DocumentChange | None:
         """Rewrite the header's title line (None when it already says that)."""
         return self._transaction(agent, session_id, title, lambda doc: doc.retitle(title))
@@ -119,10 +133,37 @@ class TranscriptStore:
         """Empty the prompt area of the file (an editor saved a prompt into it)."""
         return self._transaction(agent, session_id, None, lambda doc: doc.clear_prompt())
 
+    def replace_question(self, agent: str, session_id: str, ident: str, text: str) -> DocumentChange | None:
+        """Put `text` (the question's outcome) where the block of question `ident` is in the
+        conversation (None: the document holds no such block)."""
+        return self._transaction(agent, session_id, None, lambda doc: doc.replace_question(ident, text))
+
+    def delete(self, agent: str, session_id: str) -> bool:
+        """Remove the document and its index (a deleted session); False when there was none."""
+        path, keys = self.path(agent, session_id), self.paths.keys_file(agent, session_id)
+        with self._lock_for(path):
+            existed = True
+            for target in (path, keys):
+                try:
+                    target.unlink()
+                except FileNotFoundError:
+                    existed = existed and target != path
+            self._index.forget(keys)
+            self._known.pop(path, None)
+            self._titles.pop(path, None)
+            return existed
+
     def read(self, agent: str, session_id: str) -> str | None:
         """The document's text as it is on disk, never half of a write (None: there is none)."""
         data = read_shared(self.path(agent, session_id))
         return None if data is None else decode_prefix(data)[0]
+
+    def snapshot(self, agent: str, session_id: str) -> tuple[str | None, int]:
+        """The document's text and the `serial` of this process's last change in it. A change
+        is reported after its write, so one with a serial up to this is already in the text."""
+        path = self.path(agent, session_id)
+        with self._lock_for(path):
+            return self.read(agent, session_id), self._serials.get(path, 0)
 
     def keys(self, agent: str, session_id: str) -> Counter[str]:
         """The index of items the document holds (or held before a trim), with their counts."""
@@ -157,7 +198,10 @@ class TranscriptStore:
                 doc = _Open(self, locked, agent, session_id, self._titles.get(path))
                 change = operation(doc)
                 self._remember(path, locked, doc)
-                return change
+                if change is None:
+                    return None
+                serial = self._serials[path] = self._serials.get(path, 0) + 1
+                return replace(change, serial=serial)
 
     def _remember(self, path: Path, locked: Locked, doc: _Open) -> None:
         if doc.known is None:
@@ -307,6 +351,15 @@ class _Open:
         self._note_unchanged(layout)
         return None
 
+    def fork(self, body: str, closing: str, keys: Counter[str]) -> DocumentChange | None:
+        layout, created = self._layout()
+        if layout.body.strip():
+            return self.ensure()
+        layout.body, layout.closing = body, closing
+        text = self._write_whole(layout)
+        self.store._index.add(self.keys_path, list(keys.elements()))
+        return DocumentChange(self.path, document=text, created=created)
+
     def retitle(self, title: str | None) -> DocumentChange | None:
         layout, created = self._layout_as_written()
         new_line = title_line(title)
@@ -329,6 +382,16 @@ class _Open:
             self._note_unchanged(layout)
             return None
         layout.prompt = ""
+        return DocumentChange(self.path, document=self._write_whole(layout), created=created)
+
+    def replace_question(self, ident: str, text: str) -> DocumentChange | None:
+        layout, created = self._layout_as_written()
+        found = find_question(layout.body, ident)
+        if found is not None:
+            layout.body = layout.body[: found.start] + text + layout.body[found.end :]
+        elif not (created or layout.repaired):
+            self._note_unchanged(layout)
+            return None
         return DocumentChange(self.path, document=self._write_whole(layout), created=created)
 
     def append(self, batch: Batch) -> DocumentChange | None:
