@@ -1,12 +1,16 @@
 // The palette commands (category ACP) that ask the user something first:
-// prompt with the selection, rename, session picker, mode and model pickers, the
-// agent's / commands. The choices are acp/status's (modes, models, commands).
+// prompt with the selection, rename, session picker (with fork and delete), log out,
+// mode and model pickers, the agent's / commands. The choices are acp/status's (modes, models, commands).
 import * as vscode from 'vscode';
 import type { ChatView } from './chatView';
 import type { Controller } from './controller';
-import { AcpCommand, SessionEntry } from './protocol';
+import { AcpCommand, AgentEntry, ForkResult, SessionEntry } from './protocol';
 import type { Sidecar } from './sidecar';
-import { escapeIcons, sanitize, sessionPick, truncate, validChoices, validCommands } from './text';
+import { SessionPick, escapeIcons, sanitize, sessionPick, truncate, validChoices, validCommands } from './text';
+
+// The session picker's row buttons.
+const FORK_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('repo-forked'), tooltip: 'Fork session' };
+const DELETE_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete session…' };
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -65,29 +69,158 @@ export class Commands {
     }
   }
 
-  /** The session picker: the cached sessions, newest first; the chosen one is loaded with its history. */
-  async sessions(refresh: boolean): Promise<void> {
-    const res = await this.sidecar.exec<{ sessions: SessionEntry[] }>(AcpCommand.sessionList, refresh ? { refresh: true } : {});
-    const entries = [...(res.sessions ?? [])].sort((a, b) => String(b.updatedAt ?? '').localeCompare(String(a.updatedAt ?? '')));
+  /** The cached sessions, newest first as the sidecar orders them (none: says so and returns []). */
+  private async listSessions(refresh: boolean): Promise<SessionEntry[]> {
+    const res = await this.sidecar.exec<{ sessions: SessionEntry[]; more?: boolean }>(
+      AcpCommand.sessionList,
+      refresh ? { refresh: true } : {},
+    );
+    const entries = res.sessions ?? [];
+    this.olderSessions = res.more === true;
     if (entries.length === 0) {
       void vscode.window.showInformationMessage('ACP: no sessions yet. Send a prompt from the chat view to start one.');
+    }
+    return entries;
+  }
+
+  /** The last list held only the newest sessions: older ones exist. */
+  private olderSessions = false;
+
+  /**
+   * The session picker: the cached sessions, newest first; the chosen one is loaded with its
+   * history. Each row's buttons fork it or delete it (after asking).
+   */
+  async sessions(refresh: boolean): Promise<void> {
+    const entries = await this.listSessions(refresh);
+    if (entries.length === 0) {
       return;
     }
-    const pick = await vscode.window.showQuickPick(entries.map(sessionPick), {
-      title: 'ACP sessions',
-      placeHolder: 'Load a session',
-      matchOnDescription: true,
-      matchOnDetail: true,
+    const picker = vscode.window.createQuickPick<SessionPick>();
+    // The sidecar sends the newest ones (a bounded answer); workspace symbols search them all.
+    picker.title = this.olderSessions
+      ? `ACP sessions: the newest ${entries.length} (older ones: Go to Symbol in Workspace, Ctrl+T)`
+      : 'ACP sessions';
+    picker.placeholder = 'Load a session';
+    picker.matchOnDescription = true;
+    picker.matchOnDetail = true;
+    picker.items = entries.map((e) => ({ ...sessionPick(e), buttons: [FORK_BUTTON, DELETE_BUTTON] }));
+    const chosen = await new Promise<{ pick: SessionPick; button?: vscode.QuickInputButton } | undefined>((resolve) => {
+      picker.onDidAccept(() => {
+        const pick = picker.selectedItems[0];
+        resolve(pick ? { pick } : undefined);
+        picker.hide();
+      });
+      picker.onDidTriggerItemButton((e) => {
+        resolve({ pick: e.item, button: e.button });
+        picker.hide();
+      });
+      picker.onDidHide(() => resolve(undefined));
+      picker.show();
     });
-    if (pick) {
-      await this.controller.loadSession(pick.sessionId);
+    picker.dispose();
+    if (!chosen) {
+      return;
     }
+    const entry = entries.find((e) => e.sessionId === chosen.pick.sessionId);
+    if (chosen.button === DELETE_BUTTON) {
+      await guarded('Delete session', () => this.deleteSession(chosen.pick.sessionId, entry?.title));
+    } else if (chosen.button === FORK_BUTTON) {
+      await guarded('Fork session', () => this.forkSession(chosen.pick.sessionId));
+    } else {
+      await this.controller.loadSession(chosen.pick.sessionId);
+    }
+  }
+
+  /** Deletes a session after a modal question (no id: a session picker asks which one). */
+  async deleteSession(idArg?: unknown, knownTitle?: string | null): Promise<void> {
+    let sessionId = typeof idArg === 'string' && idArg ? idArg : undefined;
+    let title = knownTitle;
+    if (!sessionId) {
+      const entries = await this.listSessions(false);
+      if (entries.length === 0) {
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(entries.map(sessionPick), {
+        title: 'ACP: delete session',
+        placeHolder: 'Delete which session?',
+        matchOnDescription: true,
+        matchOnDetail: true,
+      });
+      if (!pick) {
+        return;
+      }
+      sessionId = pick.sessionId;
+      title = entries.find((e) => e.sessionId === sessionId)?.title;
+    }
+    const name = truncate(sanitize(title), 80) || 'untitled';
+    const answer = await vscode.window.showWarningMessage(
+      `Delete the session "${name}"?`,
+      { modal: true, detail: 'The agent forgets it, and its title and transcript are removed here.' },
+      'Delete',
+    );
+    if (answer !== 'Delete') {
+      return;
+    }
+    await this.sidecar.exec(AcpCommand.sessionDelete, { sessionId });
+    void vscode.window.showInformationMessage(`ACP: deleted the session "${name}".`);
+  }
+
+  /** Forks a session (default: the active one); the new one becomes active and shows in the chat. */
+  async forkSession(idArg?: unknown): Promise<void> {
+    await this.sidecar.ensureStarted();
+    const arg = typeof idArg === 'string' && idArg ? { sessionId: idArg } : {};
+    const fork = await this.sidecar.exec<ForkResult>(AcpCommand.sessionFork, arg);
+    await this.controller.showSession(fork.sessionId);
+  }
+
+  /** Logs out of an agent: with named agents configured, asks which one. */
+  async logout(agentArg?: unknown): Promise<void> {
+    await this.sidecar.ensureStarted();
+    let agent = typeof agentArg === 'string' && agentArg ? agentArg : undefined;
+    if (!agent && this.namedAgents()) {
+      agent = await this.pickAgent('ACP: log out', 'Log out of which agent?');
+      if (!agent) {
+        return;
+      }
+    }
+    await this.sidecar.exec(AcpCommand.logout, agent ? { agent } : {});
+    void vscode.window.showInformationMessage(`ACP: logged out of ${agent ? sanitize(agent) : 'the agent'}.`);
+  }
+
+  private namedAgents(): boolean {
+    const named = vscode.workspace.getConfiguration('acpSidecar').get<Record<string, unknown>>('agents', {});
+    return !!named && Object.keys(named).length > 0;
+  }
+
+  /** A QuickPick of the configured agents (acp.agents); their name, or undefined when dismissed. */
+  private async pickAgent(title: string, placeHolder: string): Promise<string | undefined> {
+    const listed = await this.sidecar.exec<{ agents?: AgentEntry[] }>(AcpCommand.agents);
+    const agents = Array.isArray(listed?.agents) ? listed.agents : [];
+    const pick = await vscode.window.showQuickPick(
+      agents.map((a) => ({
+        label: escapeIcons(sanitize(a.name)),
+        description: [sanitize(a.title), a.default ? 'default' : undefined].filter(Boolean).join(' · '),
+        detail: a.state === 'error' && a.message ? `error: ${sanitize(a.message)}` : sanitize(a.state),
+        name: a.name,
+      })),
+      { title, placeHolder },
+    );
+    return pick?.name;
   }
 
   async newSession(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
     const folder = editor ? vscode.workspace.getWorkspaceFolder(editor.document.uri) : undefined;
-    await this.sidecar.exec(AcpCommand.sessionNew, folder && folder.uri.scheme === 'file' ? { cwd: folder.uri.fsPath } : {});
+    const arg: Record<string, unknown> = folder && folder.uri.scheme === 'file' ? { cwd: folder.uri.fsPath } : {};
+    // With named agents configured (acpSidecar.agents), ask which one: the sidecar lists them.
+    if (this.namedAgents()) {
+      const agent = await this.pickAgent('ACP: new session', 'Start the session with which agent?');
+      if (!agent) {
+        return;
+      }
+      arg.agent = agent;
+    }
+    await this.sidecar.exec(AcpCommand.sessionNew, arg);
     await this.chat.reveal();
   }
 

@@ -14,7 +14,7 @@ import type { PendingPrompt } from './live';
 import { Permissions } from './permissions';
 import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
-import { STATE_WORDS, sanitize, statusBarText, statusTooltip, truncate } from './text';
+import { chatHeader, sanitize, statusBarText, statusTooltip } from './text';
 
 /** The most of a transcript file the chat reads (its end): the document has it all. */
 const MAX_BYTES = 2 * 1024 * 1024;
@@ -233,9 +233,7 @@ export class Controller implements ChatActions, vscode.Disposable {
       this.follow(s.sessionId);
       this.busy = BUSY.has(String(s.state));
       this.setRunning();
-      const title = truncate(sanitize(s.title), 80) || (s.sessionId ? 'untitled session' : 'no session yet');
-      const state = STATE_WORDS[sanitize(s.state)] ?? sanitize(s.state);
-      this.chat.setHeader(`${title} · ${state}`);
+      this.chat.setHeader(chatHeader(s));
     }
   }
 
@@ -358,7 +356,12 @@ export class Controller implements ChatActions, vscode.Disposable {
   /** Loads a session: it becomes active, and the chat shows its transcript document (its whole history). */
   async loadSession(sessionId: string): Promise<void> {
     const result = await this.sidecar.exec<{ sessionId: string }>(AcpCommand.sessionLoad, { sessionId });
-    this.follow(result.sessionId);
+    await this.showSession(result.sessionId);
+  }
+
+  /** The chat shows session sessionId (the active one, e.g. a new fork). */
+  async showSession(sessionId: string): Promise<void> {
+    this.follow(sessionId);
     await this.chat.reveal();
   }
 

@@ -48,6 +48,9 @@ export function activate(context: vscode.ExtensionContext): void {
   register('acpSidecar.sessions', () => commands.sessions(false));
   register('acpSidecar.refreshSessions', () => commands.sessions(true));
   register('acpSidecar.newSession', () => commands.newSession());
+  register('acpSidecar.deleteSession', (id) => commands.deleteSession(id));
+  register('acpSidecar.forkSession', (id) => commands.forkSession(id));
+  register('acpSidecar.logout', (agent) => commands.logout(agent));
   register('acpSidecar.setMode', (id) => commands.setMode(id));
   register('acpSidecar.setModel', (id) => commands.setModel(id));
   register('acpSidecar.agentCommand', () => commands.agentCommand());

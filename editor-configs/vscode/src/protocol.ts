@@ -8,6 +8,9 @@ export const AcpCommand = {
   sessionList: 'acp.session.list',
   sessionLoad: 'acp.session.load',
   sessionTranscript: 'acp.session.transcript',
+  sessionDelete: 'acp.session.delete',
+  sessionFork: 'acp.session.fork',
+  logout: 'acp.logout',
   prompt: 'acp.prompt',
   cancel: 'acp.cancel',
   sessionRename: 'acp.session.rename',
@@ -19,6 +22,7 @@ export const AcpCommand = {
   permissionRespond: 'acp.permission.respond',
   elicitationRespond: 'acp.elicitation.respond',
   authenticate: 'acp.authenticate',
+  agents: 'acp.agents',
   status: 'acp.status',
 } as const;
 
@@ -59,7 +63,7 @@ export interface StatusParams {
   sessionId: string | null;
   title: string | null;
   state: AgentState | string;
-  agent?: { name?: string | null; title?: string | null; version?: string | null } | null;
+  agent?: { name?: string | null; title?: string | null; version?: string | null; configured?: string | null } | null;
   mode?: string | null;
   modeId?: string | null;
   modes?: Choice[] | null;
@@ -153,12 +157,31 @@ export interface SessionEntry {
   updatedAt: string | null;
   pendingTitle: string | null;
   active: boolean;
+  /** The configured agent the session belongs to. */
+  agent?: string | null;
+}
+
+/** `acp.session.fork`: the new session, which is the active one now. */
+export interface ForkResult {
+  sessionId: string;
+  title: string | null;
+  agent: string | null;
 }
 
 export interface PromptResult {
   sessionId: string;
   turnId: string | number;
   position: number;
+}
+
+/** One configured agent, as `acp.agents` lists it (docs/protocol.md, Agents). */
+export interface AgentEntry {
+  name: string;
+  title: string | null;
+  version: string | null;
+  state: string;
+  message: string | null;
+  default: boolean;
 }
 
 export interface TranscriptResult {
@@ -178,6 +201,9 @@ export interface Settings {
   renameTimeoutMs: number;
   renameFallback: string;
   titlesMaxLength: number;
+  /** Named agents (`acpSidecar.agents`): name -> {command, env?}, sent as they are. */
+  agents?: Record<string, unknown>;
+  defaultAgent?: string;
 }
 
 function clamp(value: number, min: number, max: number): number {
@@ -188,14 +214,15 @@ function clamp(value: number, min: number, max: number): number {
  * initializationOptions from the extension's settings. The extension shows the
  * conversation (chat view) and permission requests (notifications with a diff
  * review) itself, so it turns off the sidecar's own transcript document on
- * prompt and its permission dialogs.
+ * prompt and its permission dialogs; a loaded session's history comes from
+ * the document, so no update per replayed one.
  */
 export function initializationOptions(s: Settings): Record<string, unknown> {
   const init: Record<string, unknown> = {
     permissions: s.permissions,
     rename: { timeoutMs: s.renameTimeoutMs, fallback: s.renameFallback },
     titles: { maxLength: clamp(s.titlesMaxLength, TITLE_MAX_LENGTH.min, TITLE_MAX_LENGTH.max) },
-    notify: { permissionDialog: false, elicitationDialog: false },
+    notify: { permissionDialog: false, elicitationDialog: false, replayUpdates: false },
     transcript: { showOnPrompt: false },
   };
   const command = s.agentCommand.filter((x) => typeof x === 'string' && x.length > 0);
@@ -210,15 +237,22 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
     }
     init.agent = agent;
   }
+  if (s.agents && typeof s.agents === 'object' && Object.keys(s.agents).length > 0) {
+    init.agents = s.agents; // checked by the sidecar, which names each bad entry
+  }
+  if (s.defaultAgent) {
+    init.defaultAgent = s.defaultAgent;
+  }
   return init;
 }
 
-type NewerOption = 'permissionDialog' | 'elicitationDialog' | 'transcript';
+type NewerOption = 'permissionDialog' | 'elicitationDialog' | 'replayUpdates' | 'transcript';
 
 /** Options this extension sends that only newer sidecars know, and the feature each stands for. */
 const NEWER_OPTIONS: Record<string, NewerOption> = {
   'notify.permissionDialog': 'permissionDialog',
   'notify.elicitationDialog': 'elicitationDialog',
+  'notify.replayUpdates': 'replayUpdates',
   transcript: 'transcript',
   'transcript.showOnPrompt': 'transcript',
 };

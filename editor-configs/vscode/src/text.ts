@@ -77,8 +77,13 @@ export function statusTooltip(status: StatusParams | undefined): string {
   lines.push(title ? `Session: ${title}` : status.sessionId ? 'Session: untitled' : 'No active session');
   const agent = status.agent ?? {};
   const name = sanitize(agent.title) || sanitize(agent.name);
-  if (name) {
-    lines.push(`Agent: ${name} ${sanitize(agent.version)}`.trim());
+  const configured = sanitize(agent.configured);
+  const own = name ? `${name} ${sanitize(agent.version)}`.trim() : '';
+  if (configured && configured !== name) {
+    // The configured name is what the user chose it by (acpSidecar.agents); the agent's own name after it.
+    lines.push(own ? `Agent: ${configured} — ${own}` : `Agent: ${configured}`);
+  } else if (own) {
+    lines.push(`Agent: ${own}`);
   }
   const mode = displayName(status.mode);
   if (mode) {
@@ -95,6 +100,14 @@ export function statusTooltip(status: StatusParams | undefined): string {
   lines.push(`State: ${STATE_WORDS[sanitize(status.state)] ?? sanitize(status.state)}`);
   lines.push('Click to switch session');
   return lines.join('\n');
+}
+
+/** The chat view's header: the session's title, its agent (the configured name), the state in words. */
+export function chatHeader(status: StatusParams): string {
+  const title = truncate(sanitize(status.title), 80) || (status.sessionId ? 'untitled session' : 'no session yet');
+  const agent = truncate(sanitize(status.agent?.configured) || sanitize(status.agent?.name), 40);
+  const state = STATE_WORDS[sanitize(status.state)] ?? sanitize(status.state);
+  return [title, agent, state].filter(Boolean).join(' · ');
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -140,6 +153,10 @@ export interface SessionPick {
 export function sessionPick(e: SessionEntry): SessionPick {
   const title = escapeIcons(truncate(sanitize(e.title), 80)) || '(untitled)';
   const detail: string[] = [];
+  const agent = escapeIcons(sanitize(e.agent));
+  if (agent) {
+    detail.push(agent);
+  }
   detail.push(sanitize(e.titleSource) || 'untitled');
   if (e.updatedAt) {
     detail.push(sanitize(e.updatedAt));

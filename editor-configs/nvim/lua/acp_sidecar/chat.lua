@@ -220,6 +220,9 @@ local function setup_buffer(b)
   map(b, "n", "gs", function()
     require("acp_sidecar.commands").sessions()
   end, "open the session picker")
+  map(b, "n", "gS", function()
+    require("acp_sidecar.commands").session_menu()
+  end, "pick a session to open, fork, rename or delete")
   map(b, "n", "gp", function()
     require("acp_sidecar.review").answer_pending()
   end, "answer a waiting permission request")
@@ -366,6 +369,21 @@ function M.open(opts)
     end
     M.show(result.sessionId, opts)
   end)
+end
+
+--- A deleted session: its chat buffers go (the sidecar no longer writes them, the file is gone).
+function M.forget(sid)
+  for b, c in pairs(M.bufs) do
+    if c.sid == sid then
+      M.bufs[b] = nil
+      if M.current == b then
+        M.current = nil
+      end
+      if vim.api.nvim_buf_is_valid(b) then
+        pcall(vim.api.nvim_buf_delete, b, { force = true })
+      end
+    end
+  end
 end
 
 function M.visible()

@@ -1,5 +1,5 @@
--- User commands: :AcpPrompt :AcpCancel :AcpRename :AcpSessions :AcpNew :AcpMode
--- :AcpModel :AcpLog :AcpChat :AcpPermission. Each maps to a CONTRACT command.
+-- User commands: :AcpPrompt :AcpCancel :AcpRename :AcpSessions :AcpSessionActions :AcpNew :AcpDelete
+-- :AcpFork :AcpLogout :AcpMode :AcpModel :AcpLog :AcpChat :AcpPermission. Each maps to a CONTRACT command.
 -- Modes, models and the agent's / commands are acp/status's.
 local client = require("acp_sidecar.client")
 local state = require("acp_sidecar.state")
@@ -152,6 +152,9 @@ function M.format_session(e)
   if e.pendingTitle ~= nil and e.pendingTitle ~= vim.NIL and e.pendingTitle ~= "" then
     parts[#parts + 1] = ("(renaming to %s)"):format(util.truncate(util.sanitize(e.pendingTitle), 40))
   end
+  if type(e.agent) == "string" and e.agent ~= "" and M.several_agents then
+    parts[#parts + 1] = "· " .. util.truncate(util.sanitize(e.agent), 30)
+  end
   parts[#parts + 1] = "—"
   parts[#parts + 1] = cwd
   local when = util.sanitize(e.updatedAt):gsub("T", " "):gsub("%.%d+", ""):gsub("Z$", " UTC")
@@ -164,7 +167,20 @@ end
 --- Pick a cached session (acp.session.list), load it (acp.session.load) and
 --- show it in the chat.
 ---@param refresh boolean|nil reconcile with the agent's session/list first
+--- Choosing a session opens it: the common case takes one choice.
 function M.sessions(refresh)
+  M.pick_session(refresh, "ACP sessions", function(entry)
+    M.load(entry.sessionId)
+  end)
+end
+
+--- Choosing a session asks what to do with it (open, fork, rename, delete).
+function M.session_menu(refresh)
+  M.pick_session(refresh, "ACP sessions: choose one, then what to do", M.session_actions)
+end
+
+--- A picker of the cached sessions (acp.session.list); on_choice(entry) with the chosen one.
+function M.pick_session(refresh, prompt, on_choice)
   local arg = {}
   if refresh then
     arg.refresh = true
@@ -178,16 +194,135 @@ function M.sessions(refresh)
       util.notify("no sessions yet")
       return
     end
-    -- (The sidecar lists them newest first.)
+    -- The agent's name is shown when the list holds the sessions of more than one agent.
+    local seen = {}
+    for _, e in ipairs(entries) do
+      if type(e) == "table" and type(e.agent) == "string" then
+        seen[e.agent] = true
+      end
+    end
+    M.several_agents = vim.tbl_count(seen) > 1
+    -- (The sidecar lists them newest first, a bounded number: workspace symbols find older ones.)
+    if result.more then
+      prompt = prompt .. " (the newest " .. #entries .. "; older: :lua vim.lsp.buf.workspace_symbol())"
+    end
     vim.ui.select(entries, {
-      prompt = "ACP sessions",
+      prompt = prompt,
       kind = "acp_sidecar.session",
       format_item = M.format_session,
     }, function(choice)
       if choice and choice.sessionId then
-        M.load(choice.sessionId)
+        on_choice(choice)
       end
     end)
+  end)
+end
+
+--- What the session picker offers for the chosen session, in this order.
+M.ACTIONS = {
+  { id = "open", label = "Open" },
+  { id = "fork", label = "Fork session" },
+  { id = "rename", label = "Rename…" },
+  { id = "delete", label = "Delete session…" },
+}
+
+local function title_of(e)
+  local t = util.truncate(util.sanitize(type(e) == "table" and e.title or nil), 60)
+  return t ~= "" and t or "(untitled)"
+end
+
+--- A second picker: what to do with the chosen session (a SessionEntry).
+function M.session_actions(entry)
+  vim.ui.select(M.ACTIONS, {
+    prompt = ("Session %s"):format(title_of(entry)),
+    kind = "acp_sidecar.session_action",
+    format_item = function(a)
+      return a.label
+    end,
+  }, function(action)
+    if not action then
+      return
+    end
+    local sid = entry.sessionId
+    if action.id == "open" then
+      M.load(sid)
+    elseif action.id == "fork" then
+      M.fork(sid)
+    elseif action.id == "rename" then
+      M.rename_prompt(sid)
+    elseif action.id == "delete" then
+      M.delete(sid, entry.title)
+    end
+  end)
+end
+
+--- Ask first, then delete session sid (acp.session.delete); its chat buffer goes too.
+---@param title string|nil shown in the question
+function M.delete(sid, title)
+  local info = state.sessions[sid]
+  if title == nil and info then
+    title = info.title
+  end
+  local name = title_of({ title = title })
+  vim.ui.select({ "Delete", "Cancel" }, {
+    prompt = ("Delete session %s? The agent and the sidecar forget it and its transcript is removed."):format(name),
+    kind = "acp_sidecar.confirm",
+  }, function(answer)
+    if answer ~= "Delete" then
+      return
+    end
+    client.exec("acp.session.delete", { sessionId = sid }, function(err)
+      if err then
+        return notify_err("acp.session.delete")(err)
+      end
+      state.sessions[sid] = nil
+      require("acp_sidecar.chat").forget(sid)
+      util.notify(("deleted session %s"):format(name))
+    end)
+  end)
+end
+
+--- Fork session sid (default: the active one) and show the new session in the chat.
+function M.fork(sid)
+  local arg = {}
+  if sid and sid ~= "" then
+    arg.sessionId = sid
+  end
+  client.exec("acp.session.fork", arg, function(err, result)
+    if err then
+      return notify_err("acp.session.fork")(err)
+    end
+    if type(result) ~= "table" or type(result.sessionId) ~= "string" then
+      return
+    end
+    util.notify(("forked: %s"):format(title_of(result)))
+    require("acp_sidecar.chat").open({ session_id = result.sessionId })
+  end)
+end
+
+--- Log out of agent (default: the active session's, else the default agent).
+function M.logout(agent)
+  agent = vim.trim(agent or "")
+  local arg = {}
+  if agent ~= "" then
+    arg.agent = agent
+  end
+  client.exec("acp.logout", arg, function(err)
+    if err then
+      return notify_err("acp.logout")(err)
+    end
+    util.notify(("logged out of %s"):format(agent ~= "" and util.sanitize(agent) or "the agent"))
+  end)
+end
+
+--- :AcpDelete [id]: without an id, the session picker asks which one.
+function M.delete_command(id)
+  id = vim.trim(id or "")
+  if id ~= "" then
+    return M.delete(id)
+  end
+  M.pick_session(false, "Delete which session", function(choice)
+    M.delete(choice.sessionId, choice.title)
   end)
 end
 
@@ -200,16 +335,83 @@ function M.load(session_id)
   end)
 end
 
-function M.new_session(dir)
+--- The string `key` of each table in the list `field` of a sidecar command's answer, asked
+--- synchronously (completion cannot wait for a callback); {} without a client.
+local function listed_sync(command, field, key)
+  local out = {}
+  local c = client.get and client.get() or nil
+  if not c then
+    return out
+  end
+  local params = { command = command, arguments = { vim.empty_dict() } }
+  local ok, reply = pcall(c.request_sync, c, "workspace/executeCommand", params, 1000)
+  local result = ok and reply and reply.result
+  for _, e in ipairs(type(result) == "table" and result[field] or {}) do
+    if type(e) == "table" and type(e[key]) == "string" then
+      out[#out + 1] = e[key]
+    end
+  end
+  return out
+end
+
+--- The configured agents' names (acp.agents), for completion: asked once, then kept.
+function M.agent_names()
+  if M._agent_names then
+    return M._agent_names
+  end
+  local names = listed_sync("acp.agents", "agents", "name")
+  if #names > 0 then
+    M._agent_names = names
+  end
+  return names
+end
+
+local function new_in(arg)
+  client.exec("acp.session.new", arg, notify_err("acp.session.new"))
+end
+
+--- :AcpNew [agent] [dir]: a new session of that agent (a word that is a directory is the dir).
+--- Without an agent and with named agents configured (setup's `agents`): a picker of the agents.
+function M.new_session(args)
   local arg = {}
-  dir = vim.trim(dir or "")
-  if dir ~= "" then
+  local words = vim.split(vim.trim(args or ""), "%s+", { trimempty = true })
+  local agent, dir = words[1], words[2]
+  if agent ~= nil and dir == nil and (agent:find("/") or vim.fn.isdirectory(vim.fn.expand(agent)) == 1) then
+    agent, dir = nil, agent
+  end
+  if dir ~= nil then
     arg.cwd = vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("[/\\]$", "")
     if arg.cwd == "" then
       arg.cwd = "/"
     end
   end
-  client.exec("acp.session.new", arg, notify_err("acp.session.new"))
+  if agent ~= nil then
+    arg.agent = agent
+    return new_in(arg)
+  end
+  local opts = require("acp_sidecar.config").get() or {}
+  if type(opts.agents) ~= "table" or vim.tbl_isempty(opts.agents) then
+    return new_in(arg)
+  end
+  client.exec("acp.agents", {}, function(err, result)
+    if err then
+      return notify_err("acp.agents")(err)
+    end
+    local agents = type(result) == "table" and result.agents or {}
+    vim.ui.select(agents, {
+      prompt = "New session with",
+      kind = "acp_sidecar.agent",
+      format_item = function(a)
+        local title = type(a.title) == "string" and a.title ~= "" and (" — " .. util.sanitize(a.title)) or ""
+        return ("%s%s%s [%s]"):format(a.default and "● " or "  ", util.sanitize(a.name), title, a.state)
+      end,
+    }, function(choice)
+      if choice and type(choice.name) == "string" then
+        arg.agent = choice.name
+        new_in(arg)
+      end
+    end)
+  end)
 end
 
 --- Choices {id, name} of acp/status "modes" or "models".
@@ -292,6 +494,14 @@ local function complete_from(list, lead)
   return out
 end
 
+function M.complete_agents(lead, line)
+  local args = line:gsub("^%s*%S+%s*", "", 1)
+  if args:find("%s") then
+    return vim.fn.getcompletion(lead, "dir")
+  end
+  return complete_from(M.agent_names(), lead)
+end
+
 local function ids(field)
   local out = {}
   for _, c in ipairs(M.choices(field)) do
@@ -324,6 +534,15 @@ function M.complete_prompt(lead, line)
   return complete_from(out, lead)
 end
 
+--- Session ids the sidecar lists (acp.session.list), newest first, for :AcpDelete and :AcpFork.
+function M.complete_sessions(lead)
+  return complete_from(listed_sync("acp.session.list", "sessions", "sessionId"), lead)
+end
+
+function M.complete_agent_name(lead)
+  return complete_from(M.agent_names(), lead)
+end
+
 function M.complete_rename(lead)
   local t = state.status and state.status.title
   if type(t) == "string" and t ~= "" then
@@ -346,10 +565,30 @@ function M.register()
   c("AcpRename", cmd_rename, { nargs = "*", complete = M.complete_rename, desc = "ACP: rename the active session" })
   c("AcpSessions", function(o)
     M.sessions(o.bang)
-  end, { nargs = 0, bang = true, desc = "ACP: pick a session to load (! refreshes from the agent)" })
+  end, { nargs = 0, bang = true, desc = "ACP: pick a session to open (! refreshes)" })
+  c("AcpSessionActions", function(o)
+    M.session_menu(o.bang)
+  end, { nargs = 0, bang = true, desc = "ACP: pick a session to open, fork, rename or delete (! refreshes)" })
   c("AcpNew", function(o)
     M.new_session(o.args)
-  end, { nargs = "?", complete = "dir", desc = "ACP: start a new session" })
+  end, {
+    nargs = "*",
+    complete = M.complete_agents,
+    desc = "ACP: start a new session ([agent] [dir]; no agent: a picker when several are configured)",
+  })
+  c("AcpDelete", function(o)
+    M.delete_command(o.args)
+  end, {
+    nargs = "?",
+    complete = M.complete_sessions,
+    desc = "ACP: delete a session, after asking (no id: a picker)",
+  })
+  c("AcpFork", function(o)
+    M.fork(vim.trim(o.args))
+  end, { nargs = "?", complete = M.complete_sessions, desc = "ACP: fork a session (default: the active one)" })
+  c("AcpLogout", function(o)
+    M.logout(o.args)
+  end, { nargs = "?", complete = M.complete_agent_name, desc = "ACP: log out of an agent (default: the active one)" })
   c("AcpMode", function(o)
     M.set_mode(o.args)
   end, { nargs = "?", complete = M.complete_modes, desc = "ACP: set the session mode (no argument: a picker)" })

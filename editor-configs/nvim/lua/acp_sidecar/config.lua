@@ -13,6 +13,11 @@ M.defaults = {
   -- would ("codex-acp --foo"), or a table {command = ..., env = {...}}.
   -- nil: the sidecar's own choice (ACP_SIDECAR_AGENT, else the embedded demo agent).
   agent = nil,
+  -- Named agents, each one like `agent`: { claude = { "claude-agent-acp" }, codex = "codex-acp" }.
+  -- Sent as initializationOptions.agents; :AcpNew [agent] picks one (the demo agent is "demo").
+  agents = nil,
+  -- The agent of a new session that names none (initializationOptions.defaultAgent).
+  default_agent = nil,
   -- Merged into initializationOptions (see CONTRACT: permissions, rename, titles, notify).
   init_options = {},
   -- Files or directories that mark the workspace root (else the current directory).
@@ -77,6 +82,12 @@ local function validate(opts)
       error(("acp_sidecar.setup: option %s must be a %s, got %s"):format(c[1], c[3], type(c[2])))
     end
   end
+  if opts.agents ~= nil and type(opts.agents) ~= "table" then
+    error("acp_sidecar.setup: option agents must be a table of agent names to commands")
+  end
+  if opts.default_agent ~= nil and type(opts.default_agent) ~= "string" then
+    error("acp_sidecar.setup: option default_agent must be a string")
+  end
   if opts.agent ~= nil and type(opts.agent) ~= "table" and type(opts.agent) ~= "string" then
     error("acp_sidecar.setup: option agent must be a command string, a command list or {command=..., env=...}")
   end
@@ -117,6 +128,9 @@ function M.set(opts)
   if opts.agent ~= nil then
     merged.agent = opts.agent
   end
+  if opts.agents ~= nil then
+    merged.agents = opts.agents
+  end
   validate(merged)
   M.options = merged
   return merged
@@ -133,17 +147,27 @@ end
 function M.init_options(opts)
   opts = opts or M.options
   local init = vim.deepcopy(opts.init_options or {})
-  local agent = opts.agent
-  if agent ~= nil then
-    local a
+  local function agent_entry(agent)
     if type(agent) == "string" then
       -- The sidecar splits a command string like a shell would (as its --agent does).
-      a = { command = agent }
+      return { command = agent }
     elseif vim.islist(agent) then
-      a = { command = vim.deepcopy(agent) }
-    else
-      a = vim.deepcopy(agent)
+      return { command = vim.deepcopy(agent) }
     end
+    return vim.deepcopy(agent)
+  end
+  if type(opts.agents) == "table" then
+    init.agents = init.agents or {}
+    for name, agent in pairs(opts.agents) do
+      init.agents[name] = agent_entry(agent)
+    end
+  end
+  if opts.default_agent ~= nil then
+    init.defaultAgent = opts.default_agent
+  end
+  local agent = opts.agent
+  if agent ~= nil then
+    local a = agent_entry(agent)
     init.agent = vim.tbl_deep_extend("force", init.agent or {}, a)
     if a.command then
       init.agent.command = a.command
@@ -159,6 +183,10 @@ function M.init_options(opts)
   init.notify = init.notify or {}
   if init.notify.elicitationDialog == nil then
     init.notify.elicitationDialog = false
+  end
+  -- The chat shows a loaded session's history from its document: no update per replayed one.
+  if init.notify.replayUpdates == nil then
+    init.notify.replayUpdates = false
   end
   if opts.review ~= false then
     init.notify = init.notify or {}

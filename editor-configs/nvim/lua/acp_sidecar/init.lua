@@ -90,6 +90,18 @@ function M.sessions(refresh)
   return require("acp_sidecar.commands").sessions(refresh)
 end
 
+function M.delete(session_id)
+  return require("acp_sidecar.commands").delete(session_id)
+end
+
+function M.fork(session_id)
+  return require("acp_sidecar.commands").fork(session_id)
+end
+
+function M.logout(agent)
+  return require("acp_sidecar.commands").logout(agent)
+end
+
 --- Toggle the chat (opts: {context = lines, session_id = id, focus = bool}).
 function M.chat(opts)
   return require("acp_sidecar.chat").toggle(opts)

@@ -2,15 +2,19 @@
 -- (setup({ keymaps = true })): see :help acp_sidecar-mappings.
 local M = {}
 
--- { <Plug> name, modes, rhs, default lhs }
+-- { <Plug> name, modes, rhs, default lhs (none: no default key) }
 M.PLUGS = {
   { "(AcpChat)", "n", "<Cmd>AcpChat<CR>", "<leader>aa" },
   { "(AcpChatContext)", "x", ":AcpChat<CR>", "<leader>aa" },
   { "(AcpPrompt)", "n", "<Cmd>AcpPrompt<CR>", "<leader>ap" },
   { "(AcpCancel)", "n", "<Cmd>AcpCancel<CR>", "<leader>ac" },
   { "(AcpSessions)", "n", "<Cmd>AcpSessions<CR>", "<leader>as" },
+  { "(AcpSessionActions)", "n", "<Cmd>AcpSessionActions<CR>", "<leader>aS" },
   { "(AcpNew)", "n", "<Cmd>AcpNew<CR>", "<leader>an" },
   { "(AcpRename)", "n", "<Cmd>AcpRename<CR>", "<leader>ar" },
+  { "(AcpFork)", "n", "<Cmd>AcpFork<CR>", "<leader>af" },
+  { "(AcpDelete)", "n", "<Cmd>AcpDelete<CR>", "<leader>ad" },
+  { "(AcpLogout)", "n", "<Cmd>AcpLogout<CR>" }, -- no default key: rare, and it logs you out
   { "(AcpMode)", "n", "<Cmd>AcpMode<CR>", "<leader>am" },
   { "(AcpModel)", "n", "<Cmd>AcpModel<CR>", "<leader>aM" },
   { "(AcpPermission)", "n", "<Cmd>AcpPermission<CR>", "<leader>aP" },
@@ -26,7 +30,7 @@ function M.setup(defaults)
     return
   end
   for _, p in ipairs(M.PLUGS) do
-    if vim.fn.maparg(p[4], p[2]) == "" then
+    if p[4] and vim.fn.maparg(p[4], p[2]) == "" then
       vim.keymap.set(p[2], p[4], "<Plug>" .. p[1], { remap = true, desc = "ACP " .. p[1] })
     end
   end

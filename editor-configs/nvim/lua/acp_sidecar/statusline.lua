@@ -46,6 +46,12 @@ function M.render(status, opts)
   if M.busy(status) then
     out = out .. M.SPINNER[frame] .. " "
   end
+  -- With several agents configured (setup's `agents`): whose session it is.
+  local named = (config.get() or {}).agents
+  local agent = type(status.agent) == "table" and status.agent.configured or nil
+  if type(named) == "table" and not vim.tbl_isempty(named) and type(agent) == "string" and agent ~= "" then
+    out = out .. util.truncate(util.sanitize(agent), 30) .. " · "
+  end
   if title ~= "" then
     out = out .. title
   elseif type(status.sessionId) == "string" then

@@ -17,11 +17,19 @@ test('initializationOptions maps settings to the protocol keys and hands transcr
     permissions: 'ask',
     rename: { timeoutMs: 120000, fallback: 'keep_local' },
     titles: { maxLength: 500 },
-    notify: { permissionDialog: false, elicitationDialog: false },
+    notify: { permissionDialog: false, elicitationDialog: false, replayUpdates: false },
     transcript: { showOnPrompt: false },
   });
   const withAgent = initializationOptions({ ...base, agentCommand: ['codex-acp'], agentEnv: { K: 'V' } });
   assert.deepEqual(withAgent.agent, { command: ['codex-acp'], env: { K: 'V' } });
+});
+
+test('acpSidecar.agents and defaultAgent go to initializationOptions as they are; empty ones are left out', () => {
+  const agents = { claude: { command: ['claude-agent-acp'] }, codex: { command: ['codex-acp'], env: { K: 'V' } } };
+  const init = initializationOptions({ ...base, agents, defaultAgent: 'claude' });
+  assert.deepEqual([init.agents, init.defaultAgent], [agents, 'claude']);
+  const none = initializationOptions({ ...base, agents: {}, defaultAgent: '' });
+  assert.deepEqual(['agents' in none, 'defaultAgent' in none], [false, false]);
 });
 
 test('titles.maxLength stays within what the sidecar accepts (8 to 10 000)', () => {

@@ -1,7 +1,7 @@
 // Unit tests of the one-line text helpers (node:test, no VS Code needed).
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { escapeIcons, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices, validCommands } from '../text';
+import { chatHeader, escapeIcons, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices, validCommands } from '../text';
 
 test('sanitize removes escape sequences and control characters', () => {
   assert.equal(sanitize('100% \x1b[31mred\x1b[0m'), '100% red');
@@ -56,4 +56,26 @@ test('validCommands keeps well-formed / commands of acp/status, made safe to sho
 test('validChoices keeps well-formed modes/models only', () => {
   assert.equal(validChoices(null), undefined);
   assert.deepEqual(validChoices([{ id: 'a', name: 'A' }, { id: '' }, 'x', { name: 'no id' }]), [{ id: 'a', name: 'A' }]);
+});
+
+test("the agent's configured name in the tooltip and the chat header (issue 24)", () => {
+  const status = {
+    sessionId: 's', title: 'Fix auth', state: 'idle',
+    agent: { name: 'second-agent', title: 'Second \x1b[1mAgent', version: '2.0', configured: 'codex' },
+  };
+  assert.match(statusTooltip(status), /^Agent: codex — Second Agent 2\.0$/m);
+  assert.equal(chatHeader(status), 'Fix auth · codex · idle');
+  // One agent named as configured: said once.
+  const demo = { sessionId: null, title: null, state: 'idle', agent: { name: 'demo', title: null, version: '1', configured: 'demo' } };
+  assert.match(statusTooltip(demo), /^Agent: demo 1$/m);
+  assert.equal(chatHeader(demo), 'no session yet · demo · idle');
+  assert.equal(chatHeader({ sessionId: 's', title: null, state: 'running' }), 'untitled session · running');
+});
+
+test("session picks name the session's agent", () => {
+  const p = sessionPick({
+    sessionId: 's1', cwd: '/w', title: 'T', titleSource: 'agent', updatedAt: null, pendingTitle: null, active: false,
+    agent: '$(bug)codex',
+  });
+  assert.equal(p.detail, '\\$(bug)codex · agent');
 });
