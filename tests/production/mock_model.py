@@ -153,7 +153,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def sse(self, data: Any, event: str | None = None) -> bool:
         """Send one event; False when the client has gone (a cancelled turn)."""
-        frame = (f"event: {event}\n" if event else "") + f"data: {json.dumps(data)}\n\n"
+        # A string goes as it is: Chat Completions ends its stream with `data: [DONE]`.
+        payload = data if isinstance(data, str) else json.dumps(data)
+        frame = (f"event: {event}\n" if event else "") + f"data: {payload}\n\n"
         try:
             self.wfile.write(frame.encode())
             self.wfile.flush()

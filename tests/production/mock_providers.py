@@ -1,8 +1,8 @@
-"""The wire formats of the mock model: Gemini, OpenAI Responses and Anthropic Messages.
+"""The wire formats of the mock model: Gemini, OpenAI Responses and Chat Completions, Anthropic Messages.
 
 Each provider reads a request, records it, asks `Script.step` what to answer and writes that answer
 in its own format, streamed as server-sent events when the agent asked for a stream. Only what the
-three pinned agents use is implemented; `route()` returns None for anything else (a 404).
+pinned agents use is implemented; `route()` returns None for anything else (a 404).
 """
 
 from __future__ import annotations
@@ -35,9 +35,25 @@ def _texts(step: Step, script: Script) -> Iterable[str]:
     return script.slow_chunks() if step.slow else step.chunks
 
 
-def _pick(declared: dict[str, set[str]], names: tuple[str, ...]) -> str:
-    """The first of `names` the agent declared (else the first: the agent then reports it unknown)."""
-    return next((n for n in names if n in declared), names[0])
+# Other agents' names for the read and edit tools, compared lower-cased and without `_`.
+_SIMILAR = {
+    "read": ("read", "readfile", "readtextfile", "view"),
+    "edit": ("edit", "replace", "strreplacefile", "strreplace", "patch"),
+}
+
+
+# The shell tools: claude's own and through the client (`mcp__acp__Bash`), gemini's.
+SHELLS = ("mcp__acp__Bash", "Bash", "run_shell_command")
+
+
+def _pick(declared: dict[str, set[str]], names: tuple[str, ...], action: str = "") -> str:
+    """The first of `names` the agent declared, else its tool of a similar name (else the first
+    of `names`: the agent then reports it unknown)."""
+    exact = next((n for n in names if n in declared), None)
+    if exact is not None:
+        return exact
+    similar = _SIMILAR.get(action, ())
+    return next((n for n in declared if n.lower().replace("_", "") in similar), names[0])
 
 
 def _param(params: set[str], names: tuple[str, ...]) -> str:
@@ -47,15 +63,25 @@ def _param(params: set[str], names: tuple[str, ...]) -> str:
 def _tool_args(
     call: ToolCall, declared: dict[str, set[str]], reads: tuple[str, ...], edits: tuple[str, ...]
 ) -> tuple[str, dict[str, Any]]:
-    """Gemini and Anthropic agents: a read tool taking a path, an edit tool taking old/new strings."""
-    name = _pick(declared, reads if call.action == "read" else edits)
+    """Gemini and Anthropic agents: a read tool taking a path, an edit tool taking old/new strings,
+    a shell tool taking a command."""
+    if call.action == "shell":
+        name = _pick(declared, SHELLS)
+        return name, {"command": call.command, "description": "Run the scripted command."}
+    name = _pick(declared, reads if call.action == "read" else edits, call.action)
     params = declared.get(name, set())
-    args: dict[str, Any] = {_param(params, ("absolute_path", "file_path", "path")): call.path}
-    if call.action == "edit":
-        args[_param(params, ("old_string", "old_str"))] = call.old
-        args[_param(params, ("new_string", "new_str"))] = call.new
+    args: dict[str, Any] = {_param(params, ("absolute_path", "file_path", "filePath", "path")): call.path}
+    if call.action == "edit" and "edits" in params:  # pi: a list of replacements
+        args["edits"] = [{"oldText": call.old, "newText": call.new}]
+    elif call.action == "edit" and "edit" in params:  # Kimi's StrReplaceFile: one {old, new}
+        args["edit"] = {"old": call.old, "new": call.new}
+    elif call.action == "edit":
+        args[_param(params, ("old_string", "old_str", "oldString", "oldText", "old_text"))] = call.old
+        args[_param(params, ("new_string", "new_str", "newString", "newText", "new_text"))] = call.new
         if "instruction" in params:  # gemini-cli's replace requires it
             args["instruction"] = "Apply the scripted edit."
+        if "mode" in params:  # Hermes's patch requires it: "replace" (old/new strings), or "patch"
+            args["mode"] = "replace"
     return name, args
 
 
@@ -273,8 +299,27 @@ def _openai_tool_call(call: ToolCall, declared: dict[str, set[str]]) -> Any:
     `require_escalated`, which makes codex ask permission. (Its `apply_patch` needs the bubblewrap
     sandbox even to read the file, and bubblewrap is not installed, so it fails without asking.)"""
     call_id = f"call_{next(_ids)}"
+    name = "exec_command"
     if call.action == "read":
         arguments: dict[str, Any] = {"cmd": f"cat {shlex.quote(call.path)}"}
+    elif call.action == "shell":  # escalated like the edit: no bubblewrap here for its sandbox
+        arguments = {
+            "cmd": call.command,
+            "sandbox_permissions": "require_escalated",
+            "justification": "Do you want to run the scripted command?",
+        }
+    elif call.action == "ask":
+        name = "request_user_input"
+        question = {
+            "id": "colour",
+            "header": "Colour",
+            "question": "Which colour should the button be?",
+            "options": [
+                {"label": "Blue (Recommended)", "description": "Matches the theme."},
+                {"label": "Red", "description": "Stands out."},
+            ],
+        }
+        arguments = {"questions": [question]}
     else:
         code = (
             f"import pathlib; p = pathlib.Path({call.path!r}); "
@@ -289,10 +334,130 @@ def _openai_tool_call(call: ToolCall, declared: dict[str, set[str]]) -> Any:
         "type": "function_call",
         "id": f"fc_{call_id}",
         "call_id": call_id,
-        "name": "exec_command",
+        "name": name,
         "arguments": json.dumps(arguments),
         "status": "completed",
     }
+
+
+# ------------------------------------------------------------------------------- Chat Completions
+def openai_chat(wire: Wire, script: Script, path: str, body: Any) -> None:
+    messages = body.get("messages") or []
+    declared = {
+        (t.get("function") or {}).get("name", ""): set(
+            ((t.get("function") or {}).get("parameters") or {}).get("properties", {})
+        )
+        for t in body.get("tools") or []
+    }
+
+    def user_text(message: Any) -> str | None:
+        if message.get("role") != "user":
+            return None
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return "\n".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
+
+    prompt, after = _split(messages, user_text) if declared else ("", [])
+    results = [_result_text(m.get("content")) for m in after if m.get("role") == "tool"]
+    scenario = marker_of(prompt)
+    wire.record(Request("openai", "POST", path, body, scenario, results, prompt))
+    step = script.step(scenario, results) if declared else Step(chunks=[GENERIC_REPLY])
+    chat_id = f"chatcmpl-{next(_ids)}"
+    model = body.get("model", "mock-model")
+    call = None
+    if step.tool is not None:
+        name, args = _chat_tool_args(step.tool, declared)
+        call = {
+            "id": f"call_{next(_ids)}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not body.get("stream"):
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": None if call else "".join(_texts(step, script)),
+        }
+        if call:
+            message["tool_calls"] = [call]
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+        wire.send_json(
+            200,
+            {"id": chat_id, "object": "chat.completion", "model": model, "choices": [choice], "usage": usage},
+        )
+        return
+
+    def chunk(delta: Any, finish: str | None = None) -> Any:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {
+            "id": chat_id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "choices": [choice],
+        }
+
+    wire.start_sse()
+    wire.sse(chunk({"role": "assistant", "content": ""}))
+    for text in _texts(step, script):
+        if not wire.sse(chunk({"content": text})):
+            return
+    if call:
+        wire.sse(chunk({"tool_calls": [{"index": 0, **call}]}))
+    wire.sse(chunk({}, "tool_calls" if call else "stop"))
+    wire.sse(
+        {"id": chat_id, "object": "chat.completion.chunk", "model": model, "choices": [], "usage": usage}
+    )
+    wire.sse("[DONE]")
+
+
+# Tools that write a whole file, compared lower-cased and without `_`.
+_WRITES = ("writefile", "writetextfile")
+
+
+def _chat_tool_args(call: ToolCall, declared: dict[str, set[str]]) -> tuple[str, dict[str, Any]]:
+    """A read tool taking a path and an edit tool taking old/new strings; where the agent has
+    neither, a whole-file write (fast-agent's `write_text_file(path, content)`), or Cline's
+    shapes: `read_files` of a list, `apply_patch` in the codex patch grammar."""
+    editor = _command_editor(declared)
+    if call.action in ("read", "edit") and editor is not None:
+        return editor, _command_editor_args(call, declared[editor])
+    name, args = _tool_args(call, declared, ("view", "read_file"), ("edit", "str_replace"))
+    if name in declared:
+        return name, args
+    if call.action == "read" and "read_files" in declared:
+        return "read_files", {"files": [{"path": call.path}]}
+    write = next((n for n in declared if n.lower().replace("_", "") in _WRITES), None)
+    if call.action == "edit" and write is not None:  # fast-agent: only a whole-file write
+        return write, {_param(declared[write], ("file_path", "path")): call.path, "content": call.text}
+    if call.action == "edit" and "apply_patch" in declared:
+        patch = (
+            f"*** Begin Patch\n*** Update File: {call.path}\n@@\n-{call.old}\n+{call.new}\n*** End Patch\n"
+        )
+        return "apply_patch", {"input": patch}
+    return name, args
+
+
+def _command_editor(declared: dict[str, set[str]]) -> str | None:
+    """One tool that views, creates and edits files by a `command` argument (OpenHands'
+    `file_editor`, in the shape of `str_replace_editor`): it takes a path and old/new strings."""
+    return next(
+        (n for n, params in declared.items() if {"command", "path", "old_str", "new_str"} <= params),
+        None,
+    )
+
+
+def _command_editor_args(call: ToolCall, params: set[str]) -> dict[str, Any]:
+    args: dict[str, Any] = {"command": "view" if call.action == "read" else "str_replace", "path": call.path}
+    if call.action == "edit":
+        args.update(old_str=call.old, new_str=call.new)
+    # OpenHands requires these of every action (its security analyser and its summary line).
+    if "security_risk" in params:
+        args["security_risk"] = "LOW"
+    if "summary" in params:
+        args["summary"] = f"Scripted {call.action} of {call.path}"
+    return args
 
 
 # ---------------------------------------------------------------------------------------- Anthropic
@@ -392,11 +557,56 @@ def anthropic_messages(wire: Wire, script: Script, path: str, body: Any) -> None
     wire.sse({"type": "message_stop"}, "message_stop")
 
 
+# ------------------------------------------------------------------------------- model listings
+MODELS_PATH = re.compile(r"^(?:/v1)?/models(?:/(?P<model>[^/]+))?$")
+# What agents that look for a local model server ask to tell which one it is (Hermes): LM Studio,
+# Ollama (its tags; `show` for a model's context), llama.cpp, vLLM. The mock is none of them: a
+# 404, as an OpenAI-compatible server answers, recorded as a probe (not an unknown request).
+SERVER_PROBES = frozenset(
+    {
+        ("GET", "/api/v1/models"),
+        ("GET", "/api/tags"),
+        ("POST", "/api/show"),
+        ("GET", "/v1/props"),
+        ("GET", "/props"),
+        ("GET", "/version"),
+    }
+)
+
+
+def openai_models(wire: Wire, script: Script, path: str, body: Any) -> None:
+    """OpenAI's model list (`GET /v1/models`) and one model (`GET /v1/models/<id>`)."""
+    match = MODELS_PATH.match(path)
+    assert match is not None
+    wire.record(Request("openai", "GET", path, body))
+
+    def model(model_id: str) -> Any:
+        return {"id": model_id, "object": "model", "created": 0, "owned_by": "mock"}
+
+    one = match["model"]
+    wire.send_json(200, model(one) if one else {"object": "list", "data": [model("mock-model")]})
+
+
+def _not_this_server(method: str) -> Provider:
+    def answer(wire: Wire, script: Script, path: str, body: Any) -> None:
+        wire.record(Request("probe", method, path, body))
+        error = {"code": 404, "message": f"mock model: not this kind of server ({method} {path})"}
+        wire.send_json(404, {"error": {**error, "type": "not_found"}})
+
+    return answer
+
+
 def route(method: str, path: str) -> Provider | None:
+    if (method, path) in SERVER_PROBES:
+        return _not_this_server(method)
+    if method == "GET" and MODELS_PATH.match(path):
+        return openai_models
     if method == "POST" and GEMINI_PATH.match(path):
         return gemini
     if method == "POST" and path.endswith("/responses"):
         return openai_responses
+    if method == "POST" and path.endswith("/chat/completions"):
+        return openai_chat
     if method == "POST" and path.startswith("/v1/messages"):
         return anthropic_messages
     return None

@@ -10,7 +10,11 @@ user text; side requests (title generation, checks) get `GENERIC_REPLY`:
                  read), then a call of the agent's edit tool replacing `Script.edit_old` (a whole
                  line) by `edit_new` in it, then `EDIT_REPLY` (or `EDIT_FAILED_REPLY` when the
                  edit's result reads like an error);
-- `[mock:slow]`  `SLOW_CHUNK` every `SLOW_INTERVAL` s until the client goes away or the mock stops.
+- `[mock:slow]`  `SLOW_CHUNK` every `SLOW_INTERVAL` s until the client goes away or the mock stops;
+- `[mock:shell]` a call of the agent's shell tool running `Script.shell_command`, then
+                 `shell_reply()` naming the `TOKEN-...` words its output held;
+- `[mock:ask]`   a call of the agent's tool that asks the user a question (codex's
+                 `request_user_input`), then `ASK_REPLY` and what the tool returned.
 """
 
 from __future__ import annotations
@@ -32,12 +36,19 @@ SLOW_CHUNK = "tick "
 SLOW_INTERVAL = 0.2
 SLOW_CHUNKS = 300  # 60 s at most: a slow stream always ends by itself
 TOKEN = re.compile(r"TOKEN-[0-9a-f]{8}")
-MARKER = re.compile(r"\[mock:(text|read|edit|slow)\]")
-FAILURE_WORDS = ("error", "failed", "rejected", "refused", "denied", "not allowed", "cancel")
+MARKER = re.compile(r"\[mock:(text|read|edit|slow|shell|ask)\]")
+FAILURE_WORDS = ("error", "failed", "rejected", "refused", "denied", "not allowed", "cancel", "declined")
 
 
 def read_reply(tokens: list[str]) -> str:
     return f"The file mentions {' '.join(tokens)}." if tokens else "The read returned no token."
+
+
+def shell_reply(tokens: list[str]) -> str:
+    return f"The command printed {' '.join(tokens)}." if tokens else "The command printed no token."
+
+
+ASK_REPLY = "The user answered:"
 
 
 def marker_of(text: str) -> str:
@@ -50,7 +61,7 @@ def marker_of(text: str) -> str:
 class Request:
     """One request the mock received, for assertions."""
 
-    provider: str  # gemini, openai, anthropic, proxy, unknown
+    provider: str  # gemini, openai, anthropic, probe (a server-type probe), proxy, unknown
     method: str
     path: str
     body: Any
@@ -63,10 +74,12 @@ class Request:
 class ToolCall:
     """A tool call in provider-neutral terms; each provider maps it to its agent's tool."""
 
-    action: str  # "read" or "edit"
-    path: str
+    action: str  # "read", "edit", "shell" or "ask"
+    path: str = ""
     old: str = ""
     new: str = ""
+    text: str = ""  # an edit's whole new text, for agents that only write whole files
+    command: str = ""  # "shell": the command line
 
 
 @dataclass
@@ -86,6 +99,7 @@ class Script:
         self.edit_path: Path | None = None
         self.edit_old = ""
         self.edit_new = ""
+        self.shell_command = ""
         self.stopping = threading.Event()
         self.slow_started = threading.Event()
 
@@ -105,9 +119,20 @@ class Script:
             if not tool_results:
                 return Step(tool=ToolCall("read", str(self.edit_path)))
             if len(tool_results) == 1:
-                return Step(tool=ToolCall("edit", str(self.edit_path), self.edit_old, self.edit_new))
+                # The whole new text, from what the read returned (right where it is the file's text).
+                text = tool_results[0].replace(self.edit_old, self.edit_new, 1)
+                return Step(tool=ToolCall("edit", str(self.edit_path), self.edit_old, self.edit_new, text))
             failed = any(word in tool_results[-1].lower() for word in FAILURE_WORDS)
             return Step(chunks=[EDIT_FAILED_REPLY if failed else EDIT_REPLY])
+        if scenario == "shell":
+            if not tool_results:
+                assert self.shell_command, "set Script.shell_command for [mock:shell]"
+                return Step(tool=ToolCall("shell", command=self.shell_command))
+            return Step(chunks=[shell_reply(sorted(set(TOKEN.findall("\n".join(tool_results)))))])
+        if scenario == "ask":
+            if not tool_results:
+                return Step(tool=ToolCall("ask"))
+            return Step(chunks=[f"{ASK_REPLY} {tool_results[-1]}"])
         return Step(chunks=[GENERIC_REPLY])
 
     def slow_chunks(self) -> Iterator[str]:

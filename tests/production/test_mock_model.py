@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.production.mock_model import MockModel
-from tests.production.mock_script import EDIT_REPLY, TEXT_REPLY, read_reply
+from tests.production.mock_script import EDIT_FAILED_REPLY, EDIT_REPLY, TEXT_REPLY, read_reply
 
 
 @pytest.fixture
@@ -162,3 +162,154 @@ def test_openai_edit_asks_for_an_escalated_command(model: MockModel, tmp_path: P
     program, flag, code = shlex.split(arguments["cmd"])
     assert (program, flag) == ("python3", "-c") and ".replace('a = 1', 'a = 2', 1)" in code
     assert events(stream)[-1]["type"] == "response.completed"
+
+
+def test_chat_completions_calls_the_agents_own_read_tool_then_streams_text(model: MockModel) -> None:
+    """Copilot's `view(path)`, streamed: the tool call, then (with its result) the reply and [DONE]."""
+    model.script.read_path = Path("/ws/notes.md")
+    view = {"type": "function", "function": {"name": "view", "parameters": {"properties": {"path": {}}}}}
+    body: dict[str, Any] = {
+        "model": "gpt-4.1",
+        "stream": True,
+        "tools": [view],
+        "messages": [{"role": "user", "content": "Read it [mock:read]"}],
+    }
+    status, stream = post(model, "/v1/chat/completions", body)
+    assert status == 200
+    data = [line[6:] for line in stream.splitlines() if line.startswith("data: ")]
+    assert data[-1] == "[DONE]"
+    chunks = [json.loads(d) for d in data[:-1]]
+    (call,) = [t for c in chunks for ch in c["choices"] for t in ch["delta"].get("tool_calls", [])]
+    assert call["function"]["name"] == "view"
+    assert json.loads(call["function"]["arguments"]) == {"path": "/ws/notes.md"}
+    assert [ch["finish_reason"] for c in chunks for ch in c["choices"] if ch["finish_reason"]] == [
+        "tool_calls"
+    ]
+
+    body["messages"] += [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{k: call[k] for k in ("id", "type", "function")}],
+        },
+        {"role": "tool", "tool_call_id": call["id"], "content": "The word is TOKEN-0badc0de."},
+    ]
+    body["stream"] = False
+    status, text = post(model, "/v1/chat/completions", body)
+    assert status == 200
+    (choice,) = json.loads(text)["choices"]
+    assert choice["message"]["content"] == read_reply(["TOKEN-0badc0de"])
+    assert choice["finish_reason"] == "stop"
+
+
+def test_chat_completions_edit_takes_kimis_single_edit_object(model: MockModel) -> None:
+    """Kimi's `StrReplaceFile(path, edit: {old, new})`, found by its similar name, after the read."""
+    model.script.edit_path = Path("/ws/a.py")
+    model.script.edit_old, model.script.edit_new = "a = 1", "a = 2"
+    params = {"properties": {"path": {}, "edit": {}}}
+    replace = {"type": "function", "function": {"name": "StrReplaceFile", "parameters": params}}
+    body: dict[str, Any] = {
+        "model": "mock-model",
+        "tools": [replace],
+        "messages": [
+            {"role": "user", "content": "Change it [mock:edit]"},
+            {"role": "assistant", "content": None, "tool_calls": []},
+            {"role": "tool", "tool_call_id": "call_1", "content": "a = 1"},
+        ],
+    }
+    status, text = post(model, "/v1/chat/completions", body)
+    assert status == 200
+    (call,) = json.loads(text)["choices"][0]["message"]["tool_calls"]
+    assert call["function"]["name"] == "StrReplaceFile"
+    arguments = json.loads(call["function"]["arguments"])
+    assert arguments == {"path": "/ws/a.py", "edit": {"old": "a = 1", "new": "a = 2"}}
+
+
+def test_chat_completions_edit_writes_the_whole_file_where_the_agent_only_writes(model: MockModel) -> None:
+    """fast-agent's `write_text_file(path, content)`: the text its read returned, with the edit;
+    a declined write is answered as a failed edit."""
+    model.script.edit_path = Path("/ws/a.py")
+    model.script.edit_old, model.script.edit_new = "a = 1", "a = 2"
+    tools = [
+        {"type": "function", "function": {"name": name, "parameters": {"properties": params}}}
+        for name, params in (
+            ("read_text_file", {"path": {}}),
+            ("write_text_file", {"path": {}, "content": {}}),
+        )
+    ]
+    messages: list[Any] = [
+        {"role": "user", "content": "Change it [mock:edit]"},
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a = 1\nb = 'kept'\n"},
+    ]
+    body: dict[str, Any] = {"model": "mock-model", "tools": tools, "messages": messages}
+    status, text = post(model, "/v1/chat/completions", body)
+    assert status == 200
+    (call,) = json.loads(text)["choices"][0]["message"]["tool_calls"]
+    assert call["function"]["name"] == "write_text_file"
+    arguments = json.loads(call["function"]["arguments"])
+    assert arguments == {"path": "/ws/a.py", "content": "a = 2\nb = 'kept'\n"}
+
+    declined = "The user has declined permission to use this tool: write_text_file"
+    messages += [
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "tool", "tool_call_id": "call_2", "content": declined},
+    ]
+    status, text = post(model, "/v1/chat/completions", body)
+    assert status == 200
+    assert json.loads(text)["choices"][0]["message"]["content"] == EDIT_FAILED_REPLY
+
+
+def test_model_listings_answer_and_server_type_probes_are_refused_as_known(model: MockModel) -> None:
+    status, text = post(model, "/v1/models", None, "GET")
+    assert status == 200 and [m["id"] for m in json.loads(text)["data"]] == ["mock-model"]
+    status, text = post(model, "/v1/models/mock-model", None, "GET")
+    assert status == 200 and json.loads(text)["id"] == "mock-model"
+    for method, path in (("GET", "/api/tags"), ("POST", "/api/show"), ("GET", "/version")):
+        status, text = post(model, path, {}, method)
+        assert status == 404 and "not this kind of server" in text, (method, path, text)
+    assert not model.unknown
+    assert [r.provider for r in model.requests] == ["openai", "openai", "probe", "probe", "probe"]
+
+
+def test_chat_completions_drives_a_single_editor_tool_by_its_command(model: MockModel) -> None:
+    """OpenHands' `file_editor(command, path, old_str, new_str, ..., security_risk, summary)`,
+    beside a `terminal(command)` that is not an editor: a `view` for the read, then a
+    `str_replace` for the edit, with the fields it requires."""
+    model.script.edit_path = Path("/ws/a.py")
+    model.script.edit_old, model.script.edit_new = "a = 1", "a = 2"
+    names = ("command", "path", "file_text", "old_str", "new_str", "security_risk", "summary")
+    editor = {"name": "file_editor", "parameters": {"properties": {key: {} for key in names}}}
+    terminal = {"name": "terminal", "parameters": {"properties": {"command": {}}}}
+    body: dict[str, Any] = {
+        "model": "mock-model",
+        "tools": [{"type": "function", "function": f} for f in (terminal, editor)],
+        "messages": [{"role": "user", "content": "Change it [mock:edit]"}],
+    }
+
+    def called() -> tuple[str, Any]:
+        status, text = post(model, "/v1/chat/completions", body)
+        assert status == 200
+        (call,) = json.loads(text)["choices"][0]["message"]["tool_calls"]
+        return call["function"]["name"], json.loads(call["function"]["arguments"])
+
+    name, arguments = called()
+    assert name == "file_editor"
+    assert (arguments["command"], arguments["path"], arguments["security_risk"]) == (
+        "view",
+        "/ws/a.py",
+        "LOW",
+    )
+    assert "summary" in arguments
+    body["messages"] += [
+        {"role": "assistant", "content": None, "tool_calls": []},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a = 1"},
+    ]
+    name, arguments = called()
+    assert name == "file_editor"
+    assert {k: arguments[k] for k in ("command", "path", "old_str", "new_str")} == {
+        "command": "str_replace",
+        "path": "/ws/a.py",
+        "old_str": "a = 1",
+        "new_str": "a = 2",
+    }
