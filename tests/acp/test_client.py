@@ -28,7 +28,7 @@ class Recorder:
         self.permission_outcome: dict[str, Any] = {"outcome": "selected", "optionId": "allow-once"}
         self.workspace = workspace
 
-    async def on_session_update(self, params: dict[str, Any]) -> None:
+    def on_session_update(self, params: dict[str, Any]) -> None:
         self.updates.append(params)
 
     async def request_permission(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ RESPONSE_TYPES = {
     "session/set_config_option": "SetSessionConfigOptionResponse",
     "session/prompt": "PromptResponse",
     "session/set_title": "SetSessionTitleResponse",  # unstable
+    "session/fork": "ForkSessionResponse",  # unstable
     # Removed from v1; the legacy fallback answers {} (checked as an extension).
     "session/set_model": "ExtResponse",
 }

@@ -25,7 +25,15 @@ async def test_initialize(spawn: Spawn) -> None:
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
     assert caps["mcpCapabilities"] == {"http": False, "sse": False}
-    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "title": {}}
+    assert caps["sessionCapabilities"] == {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+        "fork": {},
+        "title": {},
+    }
+    assert "auth" not in caps  # logout is offered only with ACP_DEMO_CAPS=auth
     assert result["agentInfo"] == {
         "name": "acp-sidecar-demo",
         "title": "acp-sidecar demo agent",
@@ -130,7 +138,9 @@ async def test_modes_and_config(agent: AgentPeer, workspace: Path) -> None:
 
 
 async def test_capability_switches(spawn: Spawn, workspace: Path) -> None:
-    peer = await spawn(env={"ACP_DEMO_CAPS": "no-load,no-list,no-resume,no-close,no-set-title,no-embedded"})
+    peer = await spawn(
+        env={"ACP_DEMO_CAPS": "no-load,no-list,no-resume,no-close,no-delete,no-fork,no-set-title,no-embedded"}
+    )
     caps = (await peer.initialize())["agentCapabilities"]
     assert caps["loadSession"] is False
     assert caps["sessionCapabilities"] == {}
@@ -141,7 +151,10 @@ async def test_capability_switches(spawn: Spawn, workspace: Path) -> None:
         ("session/resume", {"sessionId": sid, "cwd": str(workspace)}),
         ("session/list", {}),
         ("session/close", {"sessionId": sid}),
+        ("session/fork", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}),
         ("session/set_title", {"sessionId": sid, "title": "New title"}),
+        ("session/delete", {"sessionId": sid}),
+        ("logout", {}),
     ):
         with pytest.raises(PeerError) as err:
             await peer.request(method, params)

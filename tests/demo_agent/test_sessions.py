@@ -230,3 +230,54 @@ async def test_additional_directories_are_kept(agent: AgentPeer, workspace: Path
     assert listed[0]["additionalDirectories"] == [str(extra)]
     await agent.prompt(sid, f"look at {extra}/notes.txt")  # inside an additional root: readable
     assert agent.agent_requests[-1]["params"]["path"] == str(extra / "notes.txt")
+
+
+async def test_fork_copies_the_session_under_a_new_id(spawn: Spawn, workspace: Path) -> None:
+    peer = await spawn()
+    await peer.initialize()
+    sid = await peer.new_session(workspace)
+    for text in ("#title Original", "#chunks=2 What is this project about?"):
+        await peer.prompt(sid, text)
+    await peer.request("session/set_mode", {"sessionId": sid, "modeId": "code"})
+    params = {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}
+    forked = await peer.request("session/fork", params)
+    fork = forked["sessionId"]
+    assert fork.startswith("demo-") and fork != sid
+    assert forked["modes"]["currentModeId"] == "code"
+    await peer.prompt(fork, "#chunks=1 only the fork")  # live at once
+    listed = {s["sessionId"]: s for s in (await peer.request("session/list", {}))["sessions"]}
+    assert listed[sid]["title"] == "Original" and "title" not in listed[fork]
+
+    # Its history is the parent's (without the parent's titles), then its own.
+    parent_replay = await peer.request("session/load", params)
+    assert parent_replay["modes"]["currentModeId"] == "code"
+    start = len(peer.updates)
+    await peer.request("session/load", params | {"sessionId": fork})
+    replayed = peer.session_updates(fork, since=start)
+    assert not [u for u in replayed if u["sessionUpdate"] == "session_info_update"]
+    texts = "".join(text_by_message(replayed).values())
+    users = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert users == ["#title Original", "#chunks=2 What is this project about?", "#chunks=1 only the fork"]
+    assert texts
+    with pytest.raises(PeerError) as err:
+        await peer.request("session/fork", params | {"sessionId": "demo-000000000000"})
+    assert err.value.code == -32002
+
+
+async def test_a_fork_not_live_fails_a_prompt_as_claude_agent_acp_does(spawn: Spawn, workspace: Path) -> None:
+    peer = await spawn(env={"ACP_DEMO_CAPS": "fork-not-live"})
+    await peer.initialize()
+    sid = await peer.new_session(workspace)
+    await peer.prompt(sid, "#chunks=1 hello")
+    fork = (await peer.request("session/fork", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []}))[
+        "sessionId"
+    ]
+    with pytest.raises(PeerError) as err:
+        await peer.prompt(fork, "#chunks=1 too early")
+    assert (err.value.code, err.value.message, err.value.data) == (
+        -32603,
+        "Internal error",
+        {"details": "Session not found"},
+    )
+    await peer.request("session/resume", {"sessionId": fork, "cwd": str(workspace)})
+    await peer.prompt(fork, "#chunks=1 now it works")

@@ -230,7 +230,12 @@ PROTOCOL_PATH = REPO / "docs" / "protocol.md"
 EDITOR_ONLY_SETTINGS = {"path", "args", "trace.server"}
 # The options the extension sends because it shows the conversation, permission requests and the
 # agent's questions itself.
-EXTENSION_OPTIONS = {"notify.permissionDialog", "notify.elicitationDialog", "transcript.showOnPrompt"}
+EXTENSION_OPTIONS = {
+    "notify.permissionDialog",
+    "notify.elicitationDialog",
+    "notify.replayUpdates",
+    "transcript.showOnPrompt",
+}
 
 
 @pytest.fixture(scope="module")

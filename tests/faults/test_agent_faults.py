@@ -29,9 +29,12 @@ async def test_agent_dies_at_start(when: str, workspace: Path, state_dir: Path) 
     async with open_editor(
         "vscode", workspace, state_dir, env={"ACP_DEMO_CRASH_AT": when}, wait_idle=False
     ) as ed:
+        # Its first use starts it (agents start on first use): that fails, and says why.
+        with pytest.raises(JsonRpcException) as first:
+            await ed.command("acp.session.new")
+        assert "not running" in first.value.message or "initialize" in first.value.message
         status = await ed.wait_for("acp/status", lambda s: s["state"] == "error")
         assert "exit" in status["text"] or "initialize" in status["text"]
-        await ed.wait_message(lambda m: "not running" in m or "initialize" in m)
         messages = []
         started = time.monotonic()
         for _ in range(8):

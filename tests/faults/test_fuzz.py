@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sidecar.acp.chunk_merge import ChunkMerger
 from sidecar.acp.jsonrpc import JsonRpcConnection
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import SIDECAR
@@ -101,7 +102,7 @@ def test_random_acp_frames_into_the_client_layer(frames: list[bytes]) -> None:
         sink = Sink()
         seen: list[tuple[str, Any]] = []
 
-        async def on_notification(method: str, params: Any) -> None:
+        def on_notification(method: str, params: Any) -> None:
             seen.append((method, params))
 
         async def on_request(method: str, params: Any) -> Any:
@@ -109,7 +110,9 @@ def test_random_acp_frames_into_the_client_layer(frames: list[bytes]) -> None:
                 raise ValueError("boom")  # a handler bug still gets an answer
             return {"ok": True}
 
-        conn = JsonRpcConnection(reader, sink, on_notification=on_notification, on_request=on_request)
+        conn = JsonRpcConnection(
+            reader, sink, on_notification=on_notification, on_request=on_request, merge=ChunkMerger()
+        )
         conn.start()
         for frame in frames:
             reader.feed_data(frame + b"\n")

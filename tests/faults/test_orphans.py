@@ -46,6 +46,11 @@ async def _start(
     init = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}
     proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
     proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    # Agents start on first use: a new session starts this one (and its helpers).
+    new = {"command": "acp.session.new", "arguments": [{}]}
+    proc.stdin.write(
+        _frame({"jsonrpc": "2.0", "id": "new", "method": "workspace/executeCommand", "params": new})
+    )
     await proc.stdin.drain()
     return proc
 

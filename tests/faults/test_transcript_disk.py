@@ -8,6 +8,7 @@ import asyncio
 import fcntl
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,16 @@ async def logged(ed: Editor, pred: Callable[[str], bool], timeout: float = 10) -
                 if pred(message.message):
                     return message.message
             await asyncio.sleep(0.05)
+
+
+async def settled_keys(state_dir: Path, session_id: str, total: int, timeout: float = 10) -> Counter[str]:
+    """The session's index once it counts `total` items (it is saved right after the text)."""
+    store = TranscriptStore(state_dir)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (keys := store.keys(DEMO, session_id)).total() < total:
+        assert asyncio.get_running_loop().time() < deadline, f"the index holds {keys}"
+        await asyncio.sleep(0.05)
+    return keys
 
 
 def index_of(state_dir: Path, session_id: str) -> Path:
@@ -108,7 +119,9 @@ async def test_an_index_the_disk_refuses_repeats_nothing_and_loses_nothing(
         await ed.prompt_and_wait("before the failure #chunks=2")
         await wait_file(path, lambda t: turn_ends(t) == 1)
         index = index_of(state_dir, sid)
-        before = TranscriptStore(state_dir).keys(DEMO, sid)
+        # The keys are saved just after the text (see store.append): wait for the prompt's and
+        # the answer's.
+        before = await settled_keys(state_dir, sid, 2)
         saved = index.read_bytes()
         index.unlink()
         index.mkdir()
@@ -117,6 +130,11 @@ async def test_an_index_the_disk_refuses_repeats_nothing_and_loses_nothing(
             await ed.prompt_and_wait(f"while refused {n} #chunks=3")
             await wait_file(path, lambda t, turns=n + 2: turn_ends(t) == turns)
         await logged(ed, lambda m: "cannot" in m and index.name in m)
+        # The document shows a turn's end a moment before its keys are added (same transaction):
+        # acp.session.transcript answers once everything queued is written, so the last add has
+        # been tried. Without this the sidecar may create the index between rmdir and the restore
+        # below, which then overwrites what it wrote (the test's doing, not a user's disk).
+        await transcript_path(ed)
         during = path.read_text()
         index.rmdir()
         index.write_bytes(saved)  # the disk takes writes again

@@ -144,6 +144,8 @@ class RawSidecar:
         )
 
     async def agent_pids(self, timeout: float = 15) -> set[int]:
+        """The agent's processes: it is started first (agents start on first use: a new session)."""
+        await self.command("acp.session.new", {}, timeout=timeout)
         async with asyncio.timeout(timeout):
             while not descendants(self.proc.pid):
                 await asyncio.sleep(0.05)

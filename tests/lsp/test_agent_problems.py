@@ -22,7 +22,10 @@ async def test_an_agent_that_exits_at_start_is_explained(workspace: Path, state_
     dies = "import sys; sys.stderr.write('fatal: GEMINI_API_KEY is not set\\n'); sys.exit(3)"
     options = {"agent": {"command": [sys.executable, "-c", dies]}}
     async with open_editor("neovim", workspace, state_dir, init_options=options, wait_idle=False) as ed:
-        message = await ed.wait_message(lambda m: "code 3" in m, timeout=30)
+        # Its first use starts it (agents start on first use): the command fails, and says why.
+        with pytest.raises(JsonRpcException) as info:
+            await ed.command("acp.session.new")
+        message = info.value.message
         # The exit code, the agent's own last words, and where the rest of its stderr is.
         assert "GEMINI_API_KEY is not set" in message, message
         assert ":LspLog" in message, message

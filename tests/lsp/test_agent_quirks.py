@@ -7,6 +7,7 @@ does, over a real LSP pipe; every frame the sidecar sends the agent is read back
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
@@ -202,9 +203,9 @@ async def test_auth_methods_null_or_empty_still_starts_the_agent(
 ) -> None:
     for auth in ("null", "[]"):  # agentpool answers null (not even a list); Vibe, Agentao, Auggie []
         async with quirky(workspace, state_dir, tmp_path, SCRIPTED_AUTH=auth) as (ed, _log):
+            await ed.command("acp.session.new")  # agents start on first use
             status = await ed.command("acp.status")
             assert status["agent"]["name"] == "scripted-agent" and status["state"] == "idle", status
-            await ed.command("acp.session.new")
             _admitted, end = await ed.prompt_and_wait(json.dumps([{"chunk": "fine"}]))
             assert end["stopReason"] == "end_turn"
             try:
@@ -253,6 +254,7 @@ async def test_a_slow_start_shows_progress_and_commands_wait_for_it(
 ) -> None:
     # OpenCode takes 5-20 s to answer initialize (Kilo 13-18 s): the editor shows it starting.
     async with quirky(workspace, state_dir, tmp_path, SCRIPTED_INIT_DELAY="3") as (ed, _log):
+        await ed.command("acp.session.new")  # agents start on first use: this one waits for it
         progress = await ended_progress(ed, "acp-agent-start", 1)
         assert len(progress) == 1
         begin, *_reports, end = progress[0]
@@ -261,7 +263,6 @@ async def test_a_slow_start_shows_progress_and_commands_wait_for_it(
         assert end.kind == "end" and end.message == "scripted-agent ready", end
         starting = [s for s in ed.of("acp/status") if s["state"] == "starting"]
         assert starting and "starting" in starting[0]["text"]
-        await ed.command("acp.session.new")
         _admitted, end_turn = await ed.prompt_and_wait(json.dumps([{"chunk": "hello"}]))
         assert end_turn["stopReason"] == "end_turn"
 
@@ -270,8 +271,11 @@ async def test_a_command_sent_while_the_agent_starts_waits_for_it(
     workspace: Path, state_dir: Path, tmp_path: Path
 ) -> None:
     async with quirky(workspace, state_dir, tmp_path, SCRIPTED_INIT_DELAY="3", wait_idle=False) as (ed, _log):
+        new = asyncio.ensure_future(ed.command("acp.session.new"))  # starts the agent
         await ed.wait_for("acp/status", lambda s: s["state"] == "starting")
-        sid = (await ed.command("acp.session.new"))["sessionId"]
+        status = await ed.command("acp.status")  # answered while the agent starts
+        assert status["state"] == "starting", status
+        sid = (await new)["sessionId"]
         assert sid == "scripted-1"
         progress = await ended_progress(ed, "acp-agent-start", 1)
         assert progress[0][-1].message == "scripted-agent ready"
@@ -285,10 +289,15 @@ async def test_an_agent_that_fails_to_start_ends_the_progress_with_why(
     async with quirky(
         workspace, state_dir, tmp_path, wait_idle=False, tee=False, SCRIPTED_INIT_DELAY="2", SCRIPTED_AUTH="{"
     ) as (ed, _log):
+        new = asyncio.ensure_future(ed.command("acp.session.new"))  # agents start on first use
         progress = await ended_progress(ed, "acp-agent-start", 1)
         assert progress[0][-1].message == "failed", progress
-        why = await ed.wait_message(lambda m: "the agent exited (code 1)" in m)
-        assert "JSONDecodeError" in why, why
+        try:
+            await new
+        except Exception as exc:  # the command that started it fails, saying why
+            assert "exited (code 1)" in str(exc) and "JSONDecodeError" in str(exc), exc
+        else:
+            raise AssertionError("acp.session.new succeeded with an agent that died at start")
 
 
 def renamed(ed: Editor, sid: str, start: int) -> Any:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from sidecar import __version__
-from tests.lsp.editor import SIDECAR, open_editor
+from tests.lsp.editor import SIDECAR, Editor, open_editor
 
 SCRIPTED = Path(__file__).resolve().parents[1] / "agents" / "scripted_agent.py"
 SDK = Path(__file__).resolve().parents[1] / "agents" / "sdk_agent.py"
@@ -24,18 +25,24 @@ def test_version_and_help() -> None:
     assert out.returncode == 2 and "--bogus" in out.stderr
 
 
+async def started(ed: Editor) -> Any:
+    """The status once the agent ran: agents start on their first use (a new session)."""
+    await ed.command("acp.session.new")
+    return await ed.command("acp.status")
+
+
 async def test_agent_precedence(workspace: Path, state_dir: Path) -> None:
     scripted = f"{sys.executable} {SCRIPTED}"
     sdk = [sys.executable, str(SDK)]
     # The environment variable alone.
     async with open_editor("vscode", workspace, state_dir, env={"ACP_SIDECAR_AGENT": scripted}) as ed:
-        assert (await ed.command("acp.status"))["agent"]["name"] == "scripted-agent"
+        assert (await started(ed))["agent"]["name"] == "scripted-agent"
     # initializationOptions beat the environment.
     options = {"agent": {"command": sdk}}
     async with open_editor(
         "vscode", workspace, state_dir, env={"ACP_SIDECAR_AGENT": scripted}, init_options=options
     ) as ed:
-        status = await ed.command("acp.status")
+        status = await started(ed)
         assert status["agent"]["name"] not in ("scripted-agent", "acp-sidecar-demo")
     # --agent beats both.
     async with open_editor(
@@ -46,10 +53,10 @@ async def test_agent_precedence(workspace: Path, state_dir: Path) -> None:
         init_options={"agent": {"command": sdk}},
         extra_args=["--agent", scripted],
     ) as ed:
-        assert (await ed.command("acp.status"))["agent"]["name"] == "scripted-agent"
+        assert (await started(ed))["agent"]["name"] == "scripted-agent"
     # Nothing configured: the embedded demo agent (agentInfo.name, and its title for display).
     async with open_editor("vscode", workspace, state_dir) as ed:
-        agent = (await ed.command("acp.status"))["agent"]
+        agent = (await started(ed))["agent"]
         assert (agent["name"], agent["title"]) == ("acp-sidecar-demo", "acp-sidecar demo agent")
 
 

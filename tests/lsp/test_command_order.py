@@ -41,7 +41,8 @@ async def test_status_is_answered_at_once_while_earlier_commands_wait(
 ) -> None:
     async with open_editor("vscode", workspace, state_dir, extra_args=SLOW_START, wait_idle=False) as ed:
         prompt = asyncio.ensure_future(ed.command("acp.prompt", "#chunks=1 hello"))
-        await asyncio.sleep(0)
+        # The prompt starts the agent (agents start on first use), slowly.
+        await ed.wait_for("acp/status", lambda s: s["state"] == "starting")
         status = await ed.command("acp.status", timeout=5)
         assert not prompt.done(), "the prompt waits for the agent; acp.status does not wait for the prompt"
         assert status["state"] == "starting"

@@ -30,6 +30,9 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.session.list",
             "acp.session.load",
             "acp.session.transcript",
+            "acp.session.delete",
+            "acp.session.fork",
+            "acp.logout",
             "acp.prompt",
             "acp.cancel",
             "acp.terminal.kill",
@@ -41,8 +44,14 @@ async def test_commands_are_advertised(workspace: Path, state_dir: Path) -> None
             "acp.edit.proposals",
             "acp.permission.respond",
             "acp.elicitation.respond",
+            "acp.elicitation.answer",
             "acp.authenticate",
+            "acp.agents",
             "acp.status",
+            "acp.changes.list",
+            "acp.changes.revert",
+            "acp.changes.keep",
+            "acp.changes.show",
         }
         assert ed.init_result.server_info is not None and ed.init_result.server_info.name == "acp-sidecar"
 
@@ -166,6 +175,35 @@ async def test_auth_required_names_methods_and_command(workspace: Path, state_di
         assert "demo-login" in err.message and "acp.authenticate" in err.message
         assert await ed.command("acp.authenticate", "demo-login") == {}
         assert (await ed.command("acp.session.new"))["sessionId"]
+
+
+async def test_logout_asks_for_a_login_again_and_keeps_the_sessions(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("helix", workspace, state_dir, env={"ACP_DEMO_CAPS": "auth"}) as ed:
+        assert await ed.command("acp.authenticate", "demo-login") == {}
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        (agent,) = (await ed.command("acp.agents"))["agents"]
+        assert agent["capabilities"]["logout"] is True
+        assert await ed.command("acp.logout", "demo") == {}  # the positional form: the agent's name
+        err = await expect_error(ed, "acp.session.new")
+        assert err.code == -32000 and "acp.authenticate" in err.message
+        listed = await ed.command("acp.session.list", {})
+        assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+        assert await ed.command("acp.authenticate", "demo-login") == {}
+        assert (await ed.command("acp.session.new"))["sessionId"] != sid
+
+
+async def test_logout_of_an_agent_that_does_not_offer_it_is_a_clear_error(
+    workspace: Path, state_dir: Path
+) -> None:
+    async with open_editor("vscode", workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        (agent,) = (await ed.command("acp.agents"))["agents"]
+        assert agent["capabilities"]["logout"] is False
+        err = await expect_error(ed, "acp.logout", {})
+        assert (err.code, err.message) == (-32006, "the agent does not offer logout")
+        err = await expect_error(ed, "acp.logout", {"agent": "nobody"})
+        assert "unknown agent 'nobody'" in err.message
+        await ed.prompt_and_wait("#chunks=1 still here")
 
 
 async def test_queue_full_is_a_clear_error_and_loses_nothing(workspace: Path, state_dir: Path) -> None:

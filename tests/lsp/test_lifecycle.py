@@ -57,12 +57,14 @@ async def test_title_survives_restart_and_load_resumes(workspace: Path, state_di
     async with open_editor(
         "vscode", workspace, state_dir, env={"ACP_DEMO_CRASH_AT": "initialize"}, wait_idle=False
     ) as ed:
-        await ed.wait_for("acp/status", lambda s: s["state"] == "error")
-        listed = await ed.command("acp.session.list")
+        listed = await ed.command("acp.session.list")  # before the agent is started
         assert [(s["sessionId"], s["title"]) for s in listed["sessions"]] == [(sid, title)]
         with pytest.raises(JsonRpcException) as info_err:
-            await ed.command("acp.session.load", sid)
+            await ed.command("acp.session.load", sid)  # starts it: it dies
         assert "not running" in info_err.value.message
+        await ed.wait_for("acp/status", lambda s: s["state"] == "error")
+        listed = await ed.command("acp.session.list")  # and after it died
+        assert [(s["sessionId"], s["title"]) for s in listed["sessions"]] == [(sid, title)]
     async with open_editor("vscode", workspace, state_dir) as ed:
         assert (await ed.command("acp.session.load", sid))["sessionId"] == sid
         status = await ed.command("acp.status")
@@ -72,7 +74,9 @@ async def test_title_survives_restart_and_load_resumes(workspace: Path, state_di
         assert end["stopReason"] == "end_turn"
 
 
-async def test_load_without_resume_replays_and_does_not_reexecute(workspace: Path, state_dir: Path) -> None:
+async def test_load_without_resume_replays_and_does_not_reexecute(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
     env = {"ACP_DEMO_CAPS": "no-resume"}
     async with open_editor("neovim", workspace, state_dir, env=env) as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
@@ -100,6 +104,39 @@ async def test_load_without_resume_replays_and_does_not_reexecute(workspace: Pat
         assert not ed.message_requests and not ed.applied_edits, "replay never asks or writes again"
         assert (workspace / "README.md").read_text() == readme_after_edit
         assert not [t for t in ed.of("acp/turn")], "a replay is not a turn"
+    # notify.replayUpdates false (the plugins): the history reaches the conversation document
+    # only, not the editor one update at a time. A fresh sidecar state, the same agent's sessions.
+    fresh = tmp_path / "fresh-state"
+    fresh.mkdir()
+    quiet = {"notify": {"replayUpdates": False}}
+    agent_env = {**env, "ACP_DEMO_AGENT_STATE_DIR": str(state_dir / "demo-agent")}
+    async with open_editor("neovim", workspace, fresh, env=agent_env, init_options=quiet) as ed:
+        assert (await ed.command("acp.session.load", {"sessionId": sid, "agent": "demo"}))["sessionId"] == sid
+        uri = (await ed.command("acp.session.transcript", sid))["uri"]
+        document = Path(uri.removeprefix("file://"))
+        for _ in range(100):
+            if original_text in document.read_text():
+                break
+            await asyncio.sleep(0.05)
+        assert original_text in document.read_text()
+        assert not [u for u in ed.of("acp/sessionUpdate") if u["replay"]]
+        _, end = await ed.prompt_and_wait("#chunks=2 live again")
+        assert end["stopReason"] == "end_turn"
+        assert [u for u in ed.of("acp/sessionUpdate") if not u["replay"]], "live updates still arrive"
+
+
+async def test_helix_gets_no_replayed_update(workspace: Path, state_dir: Path) -> None:
+    """Helix shows no custom notification: a replayed history goes to the document only."""
+    env = {"ACP_DEMO_CAPS": "no-resume"}
+    async with open_editor("helix", workspace, state_dir, env=env) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        asked, _ = await ed.prompt_and_wait("#chunks=3 remembered")
+        said = ed.text_of(asked["turnId"])
+    async with open_editor("helix", workspace, state_dir, env=env) as ed:
+        await ed.command("acp.session.load", sid)
+        uri = (await ed.command("acp.session.transcript", sid))["uri"]
+        assert said in Path(uri.removeprefix("file://")).read_text()
+        assert not [u for u in ed.of("acp/sessionUpdate") if u["replay"]]
 
 
 async def test_new_session_in_another_workspace_shares_nothing(
@@ -141,8 +178,13 @@ async def _start_raw_sidecar(workspace: Path, state_dir: Path) -> asyncio.subpro
         + b'","capabilities":{}}}'
     )
     note = b'{"jsonrpc":"2.0","method":"initialized","params":{}}'
+    # Agents start on first use: a new session starts this one.
+    new = (
+        b'{"jsonrpc":"2.0","id":"start-agent","method":"workspace/executeCommand",'
+        b'"params":{"command":"acp.session.new","arguments":[{}]}}'
+    )
     assert proc.stdin is not None
-    for msg in (body, note):
+    for msg in (body, note, new):
         proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(msg) + msg)
     await proc.stdin.drain()
     return proc

@@ -52,11 +52,8 @@ async def test_status_names_the_agent_lists_choices_and_shows_usage(workspace: P
         status: dict[str, Any] = await ed.command("acp.status")
         # transcriptUri is the transcript work's (issue 12): present or not, the rest is exact.
         assert KEYS <= set(status) <= KEYS | {"transcriptUri"}, status
-        assert status["agent"] == {
-            "name": "acp-sidecar-demo",
-            "title": "acp-sidecar demo agent",
-            "version": __version__,
-        }
+        # Not started yet (agents start on first use): named as configured.
+        assert status["agent"] == {"name": "demo", "title": None, "version": None, "configured": "demo"}
         assert (status["modes"], status["models"], status["usage"], status["modeId"], status["commands"]) == (
             None,
             None,
@@ -64,9 +61,15 @@ async def test_status_names_the_agent_lists_choices_and_shows_usage(workspace: P
             None,
             None,
         )
-        assert status["text"] == "acp-sidecar demo agent · no session · idle"
+        assert status["text"] == "demo · no session · idle"
         await ed.command("acp.session.new")
         status = await ed.command("acp.status")
+        assert status["agent"] == {
+            "name": "acp-sidecar-demo",
+            "title": "acp-sidecar demo agent",
+            "version": __version__,
+            "configured": "demo",
+        }
         assert (status["modes"], status["modeId"], status["mode"]) == (MODES, "ask", "Ask")
         assert (status["models"], status["modelId"], status["model"]) == (MODELS, "demo-fast", "Demo Fast")
         assert status["usage"] is None and "context" not in status["text"]

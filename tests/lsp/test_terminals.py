@@ -430,6 +430,7 @@ async def test_the_editor_kills_a_terminal(workspace: Path, state_dir: Path) -> 
         kills = [a for a in actions if a.title.startswith("Kill terminal: ")]
         assert len(kills) == 1 and kills[0].command is not None
         assert kills[0].command.command == "acp.terminal.kill"
+        assert "\n" not in kills[0].title and "import time for i" in kills[0].title  # one line
         result = await ed.command("acp.terminal.kill", *kills[0].command.arguments or [])
         assert len(result["killed"]) == 1
         end = await ed.wait_turn_end(admitted["turnId"], timeout=30)

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 
-from sidecar.titles import TitleStore
+from sidecar.titles import ListedSession, TitleStore
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_transcripts import transcript_path, wait_file
 
@@ -287,8 +288,54 @@ async def test_corrupt_title_database_is_moved_aside(workspace: Path, state_dir:
         assert "titles.sqlite3" in message
         await ed.command("acp.session.new")
         await ed.prompt_and_wait("#title Fresh start")
+        # A title is shown (acp/sessionInfo) once saved: by then the new store lists it.
+        await ed.wait_for("acp/sessionInfo", lambda p: p.get("title") == "Fresh start")
         listed = await ed.command("acp.session.list")
         assert [s["title"] for s in listed["sessions"]] == ["Fresh start"]
     assert list(state_dir.glob("titles.sqlite3.corrupt-*"))
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_the_session_list_is_the_newest_few_and_symbols_find_the_rest(
+    workspace: Path, state_dir: Path
+) -> None:
+    """acp.session.list answers the newest `limit` sessions (of the workspace's folders), in
+    order, and says older ones exist; workspace/symbol still finds one of those."""
+    elsewhere = workspace.parent / "another-project"
+    store = TitleStore(state_dir / "titles.sqlite3")
+    try:
+        for cwd, count in ((workspace, 40), (elsewhere, 3)):
+            listed = [
+                ListedSession.from_acp(
+                    {
+                        "sessionId": f"{cwd.name}-{i:03d}",
+                        "cwd": str(cwd),
+                        "title": f"Seeded {cwd.name} {i}",
+                        "updatedAt": f"2026-11-01T{i // 60:02d}:{i % 60:02d}:00Z",
+                    }
+                )
+                for i in range(count)
+            ]
+            store.reconcile("acp-sidecar-demo", str(cwd), [e for e in listed if e is not None], True)
+    finally:
+        store.close()
+    newest_first = [f"{workspace.name}-{i:03d}" for i in reversed(range(40))]
+    async with open_editor("helix", workspace, state_dir) as ed:
+        own = (await ed.command("acp.session.new"))[
+            "sessionId"
+        ]  # the demo agent runs: its sessions are known
+        few = await ed.command("acp.session.list", {"limit": 10})
+        everything = await ed.command("acp.session.list")
+        exact = await ed.command("acp.session.list", {"limit": 41})
+        with pytest.raises(Exception, match="limit"):
+            await ed.command("acp.session.list", {"limit": 0})
+        async with asyncio.timeout(15):
+            old = await ed.client.workspace_symbol_async(
+                types.WorkspaceSymbolParams(query=f"{workspace.name}-002")
+            )
+    assert [s["sessionId"] for s in few["sessions"]] == [own, *newest_first[:9]] and few["more"] is True
+    assert [s["sessionId"] for s in everything["sessions"]] == [own, *newest_first]
+    assert everything["more"] is False  # the other project's sessions are not listed at all
+    assert len(exact["sessions"]) == 41 and exact["more"] is False
+    assert old is not None and [s.name for s in old] == [f"Seeded {workspace.name} 2"]

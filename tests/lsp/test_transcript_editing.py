@@ -9,6 +9,7 @@ as a real editor does (tests/lsp/buffers.py).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import sys
 import time
 from collections.abc import Callable
@@ -60,7 +61,12 @@ def in_sync(buffers: Buffers, uri: str, path: Path, typed: str = "") -> Callable
 async def settled(buffers: Buffers, uri: str, path: Path, turns: int, typed: str = "") -> str:
     """Once the file shows `turns` turn ends: the buffer shows the file (and the unsent prompt)."""
     await wait_file(path, lambda t: turn_ends(t) >= turns)
-    await until(in_sync(buffers, uri, path, typed), "the buffer to show the file and the unsent prompt")
+    try:
+        await until(in_sync(buffers, uri, path, typed), "the buffer to show the file and the unsent prompt")
+    except AssertionError as exc:
+        expected, shown = (path.read_text() + typed).splitlines(), buffers.text(uri).splitlines()
+        diff = difflib.unified_diff(expected, shown, "file", "buffer", lineterm="")
+        raise AssertionError(f"{exc}\n" + "\n".join(diff)) from None
     return buffers.text(uri)
 
 
@@ -112,8 +118,9 @@ async def test_a_ten_thousand_chunk_turn_reaches_the_open_document_and_spares_th
         f"\n[{profile}] 10 000-chunk turn: {took:.2f} s, {len(edits)} applyEdits, "
         f"in sync after {synced:.2f} s"
     )
-    # A few edits per second at most, never one per chunk.
-    assert 1 <= len(edits) <= 4 * synced + 2, (len(edits), synced)
+    # A few edits per second at most, never one per chunk; the prompt, a big chunk and the turn's
+    # end each go at once (a turn as fast as the agent can is over in a fraction of a second).
+    assert 1 <= len(edits) <= 4 * synced + 3, (len(edits), synced)
 
 
 @pytest.mark.parametrize("profile", ["helix", "neovim"])
@@ -179,7 +186,7 @@ async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path,
         path, uri = await open_transcript(ed)
         buffers.type_at_end(uri, "\nWhat is in src/app.py?\n\n")
         actions = await code_actions(ed, uri)
-        assert [a.title for a in actions] == ["Send to agent"], "no selection actions in a transcript"
+        assert [a.title for a in actions] == ["Send to agent", "Fork this session"], "no selection actions"
         admitted = await run_action(ed, actions[0])
         assert admitted["sessionId"] == sid
         end = await ed.wait_turn_end(admitted["turnId"])
@@ -193,7 +200,7 @@ async def test_send_to_agent_runs_the_prompt_area_and_clears_it(workspace: Path,
         running = await run_action(ed, (await code_actions(ed, uri))[0])
         await ed.wait_for("acp/turn", lambda t: t["turnId"] == running["turnId"] and t["state"] == "running")
         titles = [a.title for a in await code_actions(ed, uri)]
-        assert titles == ["Send to agent", "Cancel the running turn"]
+        assert titles == ["Send to agent", "Cancel the running turn", "Fork this session"]
         cancel = (await code_actions(ed, uri))[1]
         assert await run_action(ed, cancel) == {"cancelled": True}
         end = await ed.wait_turn_end(running["turnId"])
@@ -442,8 +449,9 @@ async def test_the_open_document_holds_the_whole_answer_once_the_turn_ends(
             # Within one transcript write and one edit of the turn's end, not an interval later.
             await until(lambda: turn_ends(buffers.text(uri)) == turn, f"turn {turn}'s end in the buffer", 20)  # noqa: B023
             assert end["stopReason"] == "end_turn"
-            # One edit may have been in flight, or a write under way, when the turn ended.
-            assert len(seen) - edits_at_end <= 2, (edits_at_end, len(seen))
+            # A quick turn may end before the editor took the prompt's edit: that one, the new
+            # title's (first turn) and the end's may all come after it; never one per chunk.
+            assert len(seen) - edits_at_end <= 3, (edits_at_end, len(seen))
         text = buffers.text(uri)
     assert " ".join(f"c{i}" for i in range(40)) in conversation(text)
     assert text == path.read_text()

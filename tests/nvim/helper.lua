@@ -312,6 +312,25 @@ function H.stub_ui(choose)
   end
 end
 
+--- Record vim.notify messages (the plugin's notifications) into the returned list.
+function H.capture_notes()
+  local notes = {}
+  vim.notify = function(msg)
+    notes[#notes + 1] = msg
+  end
+  return notes
+end
+
+--- The first of items whose `key` equals value (nil when none).
+function H.find(items, key, value)
+  for _, it in ipairs(items) do
+    if type(it) == "table" and it[key] == value then
+      return it
+    end
+  end
+  return nil
+end
+
 -- ------------------------------------------------------------ processes
 
 --- Live descendants of pid (default: this Neovim), from /proc.

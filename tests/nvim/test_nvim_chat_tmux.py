@@ -215,7 +215,8 @@ def test_a_file_the_agent_writes_itself_reloads_in_its_buffer(vim: TmuxNvim) -> 
     assert EDITED in screen, screen
 
 
-def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> None:
+def two_chats(vim: TmuxNvim) -> None:
+    """The demo started, a session titled First chat, then a new one titled Second chat."""
     vim.start_demo("README.md")
     vim.wait_screen(r"## Your prompt")
     vim.keys("i")
@@ -233,6 +234,10 @@ def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> No
     vim.keys("C-s")
     vim.wait_screen(r"ACP: Second chat \[idle\]")
     vim.keys("Escape")
+
+
+def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> None:
+    two_chats(vim)
     vim.keys("g", "s")
     screen = vim.wait_screen(r"ACP sessions")
     rows = [line for line in screen.splitlines() if " — " in line]
@@ -242,11 +247,41 @@ def test_sessions_picker_reopens_a_session_with_its_history(vim: TmuxNvim) -> No
     assert "  First chat — ~/ws — 2" in rows[1], rows
     number = rows[1].split(":")[0].strip()
     vim.type(number)
-    vim.keys("Enter")
+    vim.keys("Enter")  # opens it at once
     vim.wait_screen(r"ACP: First chat \[idle\]")
     vim.wait(lambda: "#title First chat" in chat_text(vim), "the first chat's history in the chat")
     screen = vim.screen()
     assert "## You" in screen and "#title First chat" in screen, screen
+
+
+def test_session_deleted_from_the_picker_after_asking(vim: TmuxNvim) -> None:
+    """Issue 25 as a user does it: gS, the session, "Delete session…", then "Delete"; the next
+    gs lists the other session only."""
+    two_chats(vim)
+    vim.keys("g", "S")
+    screen = vim.wait_screen(r"ACP sessions: choose one, then what to do")
+    for label in ("Open", "Fork session", "Rename…", "Delete session…"):
+        assert label not in screen, "the actions come after the session is chosen"
+    first = [line for line in screen.splitlines() if "First chat — " in line]
+    assert len(first) == 1, screen
+    vim.type(first[0].split(":")[0].strip())
+    vim.keys("Enter")
+    screen = vim.wait_screen(r"Session First chat")
+    for n, label in enumerate(("Open", "Fork session", "Rename…", "Delete session…"), 1):
+        assert f"{n}: {label}" in screen, screen
+    vim.type("4")
+    vim.keys("Enter")
+    screen = vim.wait_screen(r"Delete session First chat\?")
+    assert "1: Delete" in screen and "2: Cancel" in screen, screen
+    vim.type("1")
+    vim.keys("Enter")
+    vim.wait_screen(r"deleted session First chat")
+    vim.keys("g", "s")
+    screen = vim.wait_screen(r"ACP sessions")
+    rows = [line for line in screen.splitlines() if " — " in line]
+    assert len(rows) == 1 and "● Second chat" in rows[0], rows
+    vim.keys("Escape")
+    vim.wait_screen(r"ACP: Second chat \[idle\]")
 
 
 def test_help_opens_in_a_fresh_demo(vim: TmuxNvim) -> None:

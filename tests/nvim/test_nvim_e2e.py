@@ -7,6 +7,7 @@ Each test runs one or two Lua scenarios (tests/nvim/scenarios/) in
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -208,3 +209,75 @@ def test_chat_context_pickers_completion_notification_and_keymaps(nvim_env: Nvim
     assert res["plug_chat"] == "<Cmd>AcpChat<CR>" and res["plug_context"] == ":AcpChat<CR>"
     assert res["default_chat"] == "<Plug>(AcpChat)"
     assert res["user_sessions"] == "<Cmd>echo 'mine'<CR>"
+    # Fork and delete have default keys; logout only its <Plug> mapping.
+    assert res["default_fork"] == "<Plug>(AcpFork)" and res["plug_logout"] == "<Cmd>AcpLogout<CR>", res
+
+
+def test_new_session_with_either_of_two_agents(nvim_env: NvimEnv) -> None:
+    """Issue 24: `:AcpNew` completes the configured agents, `:AcpNew second` starts a session of
+    the second one, `:AcpNew` alone asks with a picker; the session picker names each agent."""
+    store = str(nvim_env.base / "second-store")
+    env = {"ACP_TEST_PYTHON": sys.executable, "ACP_TEST_SECOND_STORE": store}
+    res = ok(nvim_env.run("agents", env))
+    assert {"demo", "second"} <= set(res["completion"]), res["completion"]
+    second, demo = res["second_status"], res["demo_status"]
+    assert (second["agent"]["configured"], second["agent"]["name"]) == ("second", "second-agent")
+    assert demo["agent"]["configured"] == "demo" and demo["sessionId"] != second["sessionId"]
+    # With several agents configured, the statusline says whose session it is.
+    assert res["second_statusline"] == "ACP: second · untitled [idle]", res["second_statusline"]
+    pickers = {p["kind"]: p for p in res["pickers"]}
+    agents = pickers["acp_sidecar.agent"]
+    assert [i["name"] for i in agents["items"]] == ["demo", "second"], agents
+    # demo (the default, ●) not started yet; second running, with its title.
+    assert agents["formatted"] == ["● demo [stopped]", "  second — second-agent (demo agent) [idle]"]
+    sessions = pickers["acp_sidecar.session"]
+    assert [i["agent"] for i in sessions["items"]] == ["demo", "second"], sessions
+    assert "· demo —" in sessions["formatted"][0] and "· second —" in sessions["formatted"][1], sessions
+
+
+def test_delete_fork_and_logout_from_the_session_picker(nvim_env: NvimEnv) -> None:
+    """Issue 25: the session picker's second picker acts on the chosen session. Delete asks
+    first, then the session is gone from the next picker, its chat buffer closed and its
+    transcript removed. :AcpFork and "Fork session" call acp.session.fork; :AcpLogout shows
+    the sidecar's error when the agent offers no logout."""
+    res = ok(nvim_env.run("delete"))
+    a, b = res["a"], res["b"]
+    pickers = res["pickers"]
+    actions = [p for p in pickers if p["kind"] == "acp_sidecar.session_action"]
+    assert actions[0]["formatted"] == ["Open", "Fork session", "Rename…", "Delete session…"], actions
+    assert actions[0]["prompt"] == "Session (untitled)", actions
+    (confirm,) = [p for p in pickers if p["kind"] == "acp_sidecar.confirm"]
+    assert confirm["items"] == ["Delete", "Cancel"], confirm
+    assert confirm["prompt"].startswith("Delete session (untitled)?"), confirm
+    calls = res["calls"]
+    (delete,) = [c for c in calls if c["command"] == "acp.session.delete"]
+    assert delete["arg"] == {"sessionId": a} and delete.get("error") is None, delete
+    assert any(n == "acp-sidecar: deleted session (untitled)" for n in res["notes"]), res["notes"]
+    # Before: both listed; after: B only. A's transcript file is gone (its buffer was closed).
+    lists = [p for p in pickers if p["kind"] == "acp_sidecar.session"]
+    assert {i["sessionId"] for i in lists[0]["items"]} == {a, b}, lists[0]
+    assert [i["sessionId"] for i in lists[1]["items"]] == [b], lists[1]
+    assert (res["a_file_before"], res["a_file_after"]) == (1, 0), res
+    # Fork: by id from the command, then from the picker; the sidecar's answer is shown as is.
+    forks = [c for c in calls if c["command"] == "acp.session.fork"]
+    assert [f["arg"] for f in forks] == [{"sessionId": b}, {"sessionId": b}], forks
+    for f in forks:
+        err = f.get("error")
+        assert err is None or any(err in n for n in res["notes"]), (f, res["notes"])
+    if all(f.get("error") is None for f in forks):  # a sidecar with acp.session.fork
+        assert any(n.startswith("acp-sidecar: forked: Fork: ") for n in res["notes"]), res["notes"]
+        assert res["after_fork"]["sessionId"] not in (a, b), res["after_fork"]
+    (logout,) = [c for c in calls if c["command"] == "acp.logout"]
+    assert logout["arg"] == {"agent": "demo"}, logout
+    assert "the agent does not offer logout" in logout["error"], logout
+    assert any("acp.logout: " in n and "does not offer logout" in n for n in res["notes"]), res["notes"]
+    assert res["completion"] == [b], res["completion"]
+    assert "demo" in res["logout_completion"], res["logout_completion"]
+
+
+def test_logout_from_neovim(nvim_env: NvimEnv) -> None:
+    """Issue 25: `:AcpLogout` logs out of an agent that offers it; what needs a login then asks."""
+    res = ok(nvim_env.run("logout", {"ACP_DEMO_CAPS": "auth"}))
+    assert res["login"] == "ok", res["login"]
+    assert res["logged_out"] == "acp-sidecar: logged out of the agent", res["notes"]
+    assert "acp.authenticate" in res["refused"], res["refused"]

@@ -25,7 +25,8 @@ def test_plugin_is_lazy_and_setup_registers_commands(nvim_bin: str, tmp_path: Pa
         vim.wait(100)
         local names = {}
         for _, n in ipairs({ "AcpPrompt", "AcpCancel", "AcpRename", "AcpSessions", "AcpNew",
-                             "AcpMode", "AcpModel", "AcpLog", "AcpChat", "AcpPermission" }) do
+                             "AcpDelete", "AcpFork", "AcpSessionActions", "AcpLogout", "AcpMode",
+                             "AcpModel", "AcpLog", "AcpChat", "AcpPermission" }) do
           names[n] = vim.fn.exists(":" .. n)
         end
         -- The stream's event log is gone: the chat is the transcript document, :AcpLog the raw view.
@@ -180,13 +181,18 @@ def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
     # the sidecar neither opens the transcript document nor shows its own dialogs.
     plugin_owns = {
         "transcript": {"showOnPrompt": False},
-        "notify": {"permissionDialog": False, "elicitationDialog": False},
+        "notify": {"permissionDialog": False, "elicitationDialog": False, "replayUpdates": False},
     }
     assert res["a"] == {
         "agent": {"command": ["codex-acp", "--flag"]},
         "permissions": "allow_reads",
         "rename": {"timeoutMs": 5000},
-        "notify": {"statusDiagnostic": True, "permissionDialog": False, "elicitationDialog": False},
+        "notify": {
+            "statusDiagnostic": True,
+            "permissionDialog": False,
+            "elicitationDialog": False,
+            "replayUpdates": False,
+        },
         "transcript": {"showOnPrompt": False},
     }
     assert res["b"] == {"agent": {"command": ["claude-code-acp"], "env": {"K": "V"}}, **plugin_owns}
@@ -195,7 +201,7 @@ def test_init_options_and_state_dir(nvim_bin: str, tmp_path: Path) -> None:
     assert res["d"] == {
         "agent": {"command": "codex-acp --foo"},
         "transcript": {"showOnPrompt": True},
-        "notify": {"elicitationDialog": False},
+        "notify": {"elicitationDialog": False, "replayUpdates": False},
     }
     assert res["bad"][0] is False and "option agent must be" in res["bad"][1]
     assert res["sd1"] == ["/tmp/sd", "--state-dir"]

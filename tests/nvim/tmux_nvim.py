@@ -12,6 +12,7 @@ no process started for it is left (each carries a marker in its environment).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -149,6 +150,13 @@ class TmuxNvim:
         escaped = code.replace("\\", "\\\\").replace('"', '\\"')
         return self.expr(f'luaeval("vim.json.encode({escaped})")')
 
+    def messages(self) -> str:
+        """Neovim's message history (for a failure's report; a message may leave the screen)."""
+        try:
+            return str(json.loads(self.lua("vim.fn.execute('messages')")))
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            return f"(unreadable: {e!r})"
+
     def wait(self, pred: Callable[[], object], what: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
@@ -161,6 +169,7 @@ class TmuxNvim:
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"timed out waiting for {what} (last error: {last_error!r}); screen:\n{self.screen()}"
+                    f"\n:messages:\n{self.messages()}"
                 )
             time.sleep(0.2)
 

@@ -41,14 +41,21 @@ local function run()
   local client = vim.lsp.get_clients({ name = "acp_sidecar" })[1]
   result.cmd = client and client.config.cmd or nil
 
+  -- Agents start on first use: a new session starts the demo agent, then its status names it.
   local answer
-  acp.exec("acp.status", {}, function(err, status)
-    answer = { err = err and tostring(err.message or err) or nil, status = status }
+  acp.exec("acp.session.new", {}, function(new_err)
+    if new_err then
+      answer = { err = tostring(new_err.message or new_err) }
+      return
+    end
+    acp.exec("acp.status", {}, function(err, status)
+      answer = { err = err and tostring(err.message or err) or nil, status = status }
+    end)
   end)
   if not vim.wait(30000, function()
     return answer ~= nil
   end, 50) then
-    fail("acp.status was not answered within 30 s")
+    fail("acp.session.new and acp.status were not answered within 30 s")
     return
   end
   result.exec = answer

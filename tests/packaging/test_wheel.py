@@ -315,6 +315,10 @@ async def test_serves_an_editor(fresh: Fresh) -> None:
             )
         status: Any = None
         async with asyncio.timeout(60):
+            # Agents start on first use: a new session starts the demo agent.
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="acp.session.new", arguments=[{}])
+            )
             while status is None or status["state"] != "idle":
                 status = await client.workspace_execute_command_async(
                     types.ExecuteCommandParams(command="acp.status", arguments=[{}])

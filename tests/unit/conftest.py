@@ -28,6 +28,7 @@ async def engine(tmp_path: Path, agents: FakeAgents, recorder: Recorder) -> Asyn
     state.mkdir()
     eng = make_engine(state, agents, recorder, cancel_timeout=2.0)
     await eng.start()
+    await eng.supervisor.ensure()  # agents start on first use: this one is used at once
     try:
         yield eng
     finally:

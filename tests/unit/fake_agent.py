@@ -204,7 +204,7 @@ class FakeAgent:
 
     # ------------------------------------------------------------------ agent -> client
     async def send_update(self, session_id: str, update: JsonObj) -> None:
-        await self.handler.on_session_update({"sessionId": session_id, "update": update})
+        self.handler.on_session_update({"sessionId": session_id, "update": update})
 
     async def ask_permission(
         self, session_id: str, kind: str = "edit", options: list[JsonObj] | None = None
@@ -233,6 +233,11 @@ class FakeAgent:
     async def authenticate(self, method_id: str) -> JsonObj:
         self._check()
         self.control.calls.append(("authenticate", method_id))
+        return {}
+
+    async def logout(self) -> JsonObj:
+        self._check()
+        self.control.calls.append(("logout",))
         return {}
 
     async def _updates_before_answer(self, session_id: str, updates: list[JsonObj]) -> None:

@@ -170,3 +170,25 @@ async def test_rendering_and_writing_run_off_the_event_loop(
     text = await until_file(engine, sid, "_Turn ended")
     assert "\x1b" not in text and "\n## You\n\n    hostile" in text
     assert threads and all(name.startswith("transcripts") for name in threads), threads
+
+
+async def test_a_burst_of_title_changes_retitles_the_documents_that_exist_and_creates_none(
+    engine: Engine, recorder: Recorder
+) -> None:
+    """Documents of sessions this process has not opened (a reconcile changing thousands of
+    records): the ones that exist follow their title, no other document is made."""
+    store, key = engine.conversations.store, engine.agent_key
+    existing = [f"listed-{i}" for i in (3, 500, 997)]
+    for sid in existing:
+        store.ensure(key, sid, "Old title")
+    for i in range(1000):
+        engine.conversations.title_changed({"sessionId": f"listed-{i}", "title": f"New title {i}"})
+    for sid in existing:
+        await until_file(engine, sid, f"# New title {sid.removeprefix('listed-')}\n")
+    made = sorted(p.name for p in store.path(key, "listed-0").parent.glob("*.md"))
+    assert made == sorted(store.path(key, sid).name for sid in existing)
+
+    def retitled() -> set[str]:
+        return {c[0] for kind, c in recorder.events if kind == "transcript"}
+
+    await until(lambda: retitled() == set(existing), 10, "the editor told of the three documents")

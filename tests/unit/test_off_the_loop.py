@@ -29,6 +29,7 @@ async def test_the_agent_name_is_written_off_the_event_loop(
     monkeypatch.setattr(AgentNames, "remember", remember)
     engine = make_engine(tmp_path, agents, recorder)
     await engine.start()
+    await engine.supervisor.ensure()  # its first use starts it
     try:
         for _ in range(500):  # written in the background: wait until it has landed
             if (tmp_path / "agents.json").is_file():

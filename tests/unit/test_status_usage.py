@@ -87,7 +87,12 @@ def test_status_with_config_option_models() -> None:
     ]
     session.usage = {"used": 5300, "size": 128000}
     status = build_status(AGENT, session, "Fix auth")
-    assert status["agent"] == {"name": "demo-agent", "title": "Demo Agent", "version": "1"}
+    assert status["agent"] == {
+        "name": "demo-agent",
+        "title": "Demo Agent",
+        "version": "1",
+        "configured": None,
+    }
     assert status["modes"] == [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]
     assert (status["modeId"], status["mode"]) == ("code", "Code")
     assert status["models"] == [{"id": "a", "name": "A"}, {"id": "b", "name": "b"}]
@@ -128,4 +133,9 @@ async def test_usage_updates_reach_the_status(agents: FakeAgents, engine: Engine
     await agent.send_update(sid, {"sessionUpdate": "usage_update", "used": None, "size": 200000})
     assert engine.status()["usage"] == {"used": None, "size": 200000}
     assert "context" not in engine.status()["text"]
-    assert engine.status()["agent"] == {"name": "fake-agent", "title": None, "version": "1"}
+    assert engine.status()["agent"] == {
+        "name": "fake-agent",
+        "title": None,
+        "version": "1",
+        "configured": "fake-agent",
+    }

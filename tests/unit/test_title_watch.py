@@ -34,7 +34,7 @@ async def test_only_records_changed_by_others_are_reported(tmp_path: Path) -> No
     with TitleStore(path) as mine, TitleStore(path) as other:
         other.put(record("s1", "One"))
         seen: list[list[TitleRecord]] = []
-        watch = StoreWatch(mine, run_now, lambda: A, seen.append)
+        watch = StoreWatch(mine, run_now, lambda: [A], lambda records, _before: seen.append(records))
         await watch.poll()  # the baseline: nothing reported
         await watch.poll()
         assert seen == []
@@ -146,7 +146,7 @@ async def test_a_failing_store_is_retried_and_reported_once(
 
         monkeypatch.setattr(mine, "data_version", flaky)
         seen: list[list[TitleRecord]] = []
-        watch = StoreWatch(mine, run_now, lambda: A, seen.append)
+        watch = StoreWatch(mine, run_now, lambda: [A], lambda records, _before: seen.append(records))
         task = asyncio.ensure_future(watch.run())
         try:
             await until(lambda: not failures, what="the failures to pass")
@@ -188,3 +188,49 @@ async def test_shutdown_saves_the_titles_before_it_stops_the_agent(
     engine.supervisor.stop = stop_and_look  # type: ignore[method-assign]
     await engine.shutdown()
     assert stored_when_stopping == ["Kept at exit"]
+
+
+async def test_the_mark_handed_over_is_the_one_from_before_the_read(tmp_path: Path) -> None:
+    """A local change made while the watch reads must count as newer than what it read."""
+    path = tmp_path / "titles.sqlite3"
+    with TitleStore(path) as mine, TitleStore(path) as other:
+        counter = [0]
+        seen: list[tuple[list[str], int]] = []
+
+        async def reads_while_changing(fn: Callable[[], Any]) -> Any:
+            result = fn()
+            counter[0] += 1  # a local change lands during every store call of the watch
+            return result
+
+        watch = StoreWatch(
+            mine,
+            reads_while_changing,
+            lambda: [A],
+            lambda records, before: seen.append(([r.title or "" for r in records], before)),
+            mark=lambda: counter[0],
+        )
+        await watch.poll()  # the baseline
+        other.put(record("s1", "Theirs"))
+        at_poll = counter[0]
+        await watch.poll()
+    assert seen == [(["Theirs"], at_poll)]
+
+
+async def test_a_record_read_before_a_local_title_does_not_replace_it(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+) -> None:
+    """Seen in CI: the watch read the fallback title while the agent's title was being saved, then
+    handed that older record over; the editor showed the fallback for good."""
+    sid = await engine.new_session(str(workspace))
+    await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
+    titles = engine.titles
+    stale = titles.record(sid)
+    assert stale is not None
+    before = titles._changes  # the watch's read begins here
+    await agents.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "The agent's"})
+    await until(lambda: engine.status()["title"] == "The agent's", timeout=10, what="the agent's title")
+    await until(lambda: not titles.writes.busy(sid))
+    titles._changed_elsewhere([stale], before)  # the read's result arrives after the write landed
+    assert engine.status()["title"] == "The agent's"
+    rec = titles.record(sid)
+    assert rec is not None and rec.title == "The agent's"

@@ -32,7 +32,7 @@ class Harness:
             self.executor, self.cache, show=self._show, report=self.reports.append, spawn=self._spawn
         )
         self.writes.store = self.store
-        self.writes.key = AGENT
+        self.writes.key_of = lambda _session_id: AGENT
 
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[Any]:
         return self.tasks.spawn(coro, name)

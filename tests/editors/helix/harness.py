@@ -217,13 +217,17 @@ class HelixEditor:
         """Literal text, typed as is."""
         self._tmux("send-keys", "-t", "helix", "-l", text)
 
-    def command(self, cmdline: str) -> None:
-        """Run a typable command: Escape to normal mode, `:`, the text, Enter."""
+    def normal_mode(self) -> None:
+        """Escape, and wait for normal mode. Helix reads an Escape and the next key arriving
+        together as Alt-key (`Escape space` as Alt-space, then `A t` types a "t"): it must take
+        the Escape alone, back in normal mode, before the next key."""
         self.send_keys("Escape")
-        # Helix reads an Escape and a `:` that arrive together as Alt-: (then `:` is typed in
-        # normal mode): let it take the Escape alone, back in normal mode, before the `:`.
         time.sleep(0.05)
         self.wait_screen(r"^\s*NOR\b", region="status")
+
+    def command(self, cmdline: str) -> None:
+        """Run a typable command: Escape to normal mode, `:`, the text, Enter."""
+        self.normal_mode()
         self.type_text(":" + cmdline)
         self.send_keys("Enter")
 
@@ -265,9 +269,25 @@ class HelixEditor:
 
     def selected_item(self, items: list[str]) -> str | None:
         """Which of a menu's `items` is highlighted (e.g. a showMessageRequest popup's actions)."""
-        highlighted = set(self.reverse_video())
-        found = [item for item in items if item in highlighted]
+        highlighted = self.reverse_video()
+        # A menu drawn over a line of text may run into that line's reverse-video cells (seen:
+        # "Revert this agent change  emo agent."): the item, then a gap of two spaces or more.
+        found = [item for item in items if any(h == item or h.startswith(item + "  ") for h in highlighted)]
         return found[0] if len(found) == 1 else None
+
+    def select_item(self, item: str, tries: int = 12) -> None:
+        """Walk an open menu down to `item`, one Down at a time, each once the screen showed the
+        last (Downs sent at once overshoot on a loaded machine, and the menu wraps around)."""
+        for _ in range(tries):
+            before = self.reverse_video()
+            if self.selected_item([item]) == item:
+                return
+            self.send_keys("Down")
+            with contextlib.suppress(AssertionError):
+                self.wait_until(
+                    lambda shown=before: self.reverse_video() != shown, "the menu to move", timeout=3
+                )
+        self.wait_until(lambda: self.selected_item([item]) == item, f"{item!r} selected")
 
     def spinner_visible(self) -> bool:
         return SPINNER.search(self.status_line()) is not None

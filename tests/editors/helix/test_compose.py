@@ -23,7 +23,7 @@ def test_slash_pops_up_the_agents_commands_and_the_picked_one_is_sent(helix: Hel
     helix.wait_screen(r"/help")
     assert "/edit" not in helix.screen(), helix.screen()  # filtered by what was typed
     helix.send_keys("Tab")  # select (and insert) the first item
-    helix.send_keys("Escape")
+    helix.normal_mode()
     helix.wait_until(lambda: "/help" in (shown_lines(helix) or [""])[-1], "the picked command in the prompt")
     helix.send_keys("space", "a")
     send = ["Send to agent"]
@@ -45,7 +45,7 @@ def test_space_capital_s_lists_the_sessions_matching_what_is_typed_and_opens_one
     helix.wait_screen(r"main\.py", region="status")
     # Helix 25.07 asks the server only once something is typed: the picker opens empty.
     for _ in range(5):  # keys sent right after Helix opened a document are sometimes lost
-        helix.send_keys("Escape")
+        helix.normal_mode()
         helix.send_keys("space", "S")
         try:
             helix.wait_screen(r"kind name container path", timeout=3)
@@ -79,7 +79,7 @@ def test_at_pops_up_workspace_files_and_the_picked_mention_goes_along(helix: Hel
     helix.wait_screen(r"@README\.md +file")  # the popup: the file, of kind file
     assert "main.py" not in helix.screen().split("@README.md")[-1], helix.screen()  # filtered
     helix.send_keys("Tab")
-    helix.send_keys("Escape")
+    helix.normal_mode()
     helix.wait_until(
         lambda: (shown_lines(helix) or [""])[-1] == "Explain @README.md", "the mention in the prompt"
     )

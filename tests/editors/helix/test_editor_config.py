@@ -85,7 +85,7 @@ def test_generated_snippet_in_real_helix(helix: HelixEditor) -> None:
     [opened] = helix.log().of(SIDECAR_SERVER, "textDocument/didOpen", to_server=True)
     assert opened.params["textDocument"]["languageId"] == "ini"
     helix.workspace_command("acp.status")
-    helix.wait_screen(r"acp-sidecar demo agent .* idle", region="message")
+    helix.wait_screen(r"^demo · no session · idle$", region="message")  # agents start on first use
 
 
 # ------------------------------------------------------------------ without Helix

@@ -39,7 +39,7 @@ def goto_last_line(helix: HelixEditor) -> None:
     right after Helix opened a document are sometimes lost)."""
     last = len(file_lines(helix))
     for _ in range(5):
-        helix.send_keys("Escape")
+        helix.normal_mode()
         helix.send_keys("g", "e")
         try:
             helix.wait_screen(rf"\b{last}:\d+$", region="status", timeout=3)
@@ -75,7 +75,7 @@ def test_the_prompt_area_is_sent_with_the_code_action_and_cleared(helix: HelixEd
     goto_last_line(helix)
     helix.send_keys("o")
     helix.type_text("#chunks=30 #slow=50 second question")
-    helix.send_keys("Escape")
+    helix.normal_mode()
     helix.wait_screen(r"(?m)^\s+\d+  #chunks=30 #slow=50 second question$")
     helix.send_keys("space", "a")
     send = ["Send to agent"]
@@ -113,8 +113,7 @@ def send_prompt_area(helix: HelixEditor, text: str) -> None:
     goto_last_line(helix)
     helix.send_keys("o")
     helix.type_text(text)
-    helix.send_keys("Escape")
-    helix.wait_screen(r"^\s*NOR\b", region="status")
+    helix.normal_mode()
     helix.wait_screen(rf"(?m)^\s+\d+  {re.escape(text)}$")
     helix.send_keys("space", "a")
     send = ["Send to agent"]

@@ -120,6 +120,15 @@ const commands = {
     return await loc.allInnerTexts();
   },
 
+  /** innerText of every match, top to bottom as they are placed on screen. */
+  async textsTopDown(args) {
+    const root = await scope(args.scope, args.timeout);
+    const found = await root.locator(args.selector).evaluateAll((els) =>
+      els.map((el) => [el.getBoundingClientRect().top, el.innerText]),
+    );
+    return found.sort((a, b) => a[0] - b[0]).map((pair) => pair[1]);
+  },
+
   async attribute(args) {
     const root = await scope(args.scope, args.timeout);
     return await locate(root, args).getAttribute(args.name, { timeout: args.timeout });
@@ -128,6 +137,12 @@ const commands = {
   async value(args) {
     const root = await scope(args.scope, args.timeout);
     return await locate(root, args).inputValue({ timeout: args.timeout });
+  },
+
+  async hover(args) {
+    const root = await scope(args.scope, args.timeout);
+    await locate(root, args).hover({ timeout: args.timeout, position: args.position });
+    return true;
   },
 
   async screenshot(args) {

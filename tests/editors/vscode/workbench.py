@@ -21,6 +21,7 @@ STATUS_ITEM = '[id="acp-sidecar.acp-sidecar.acpSidecar.status"]'
 TOAST = ".notifications-toasts .notification-toast"
 QUICK_INPUT = ".quick-input-widget"
 QUICK_ROW = ".quick-input-widget .quick-input-list .monaco-list-row"
+DIALOG = ".monaco-dialog-box"
 CHAT_INPUT = "#input"
 CHAT_LOG = "#log"
 
@@ -94,6 +95,9 @@ class Workbench:
     def click(self, selector: str, scope: str = "page", **more: Any) -> None:
         self.call("click", scope=scope, selector=selector, **more)
 
+    def hover(self, selector: str, scope: str = "page", **more: Any) -> None:
+        self.call("hover", scope=scope, selector=selector, **more)
+
     def press(self, key: str, selector: str | None = None, scope: str = "page") -> None:
         if selector:
             self.call("press", scope=scope, selector=selector, key=key)
@@ -125,9 +129,36 @@ class Workbench:
         """Clicks the quick pick row whose label contains `label`."""
         self.click(QUICK_ROW, hasText=label)
 
-    def quick_pick_rows(self) -> list[str]:
+    def click_row_button(self, row_text: str, tooltip: str) -> None:
+        """Clicks a quick pick row's item button (shown while the row is hovered). The row is
+        hovered at its left end: over its middle, the tooltip of its long description (a path)
+        comes up and covers the row, so the hover never lands (seen in CI)."""
+        self.hover(QUICK_ROW, hasText=row_text, position={"x": 4, "y": 4})
+        self.click(QUICK_ROW, hasText=row_text, inner=f'.action-label[aria-label="{tooltip}"]')
+
+    def dialog_buttons(self) -> list[str]:
+        """The buttons of the modal dialog on screen (showWarningMessage with modal)."""
+        self.wait_for(DIALOG)
+        return self.texts(f"{DIALOG} .dialog-buttons .monaco-button")
+
+    def dialog_text(self) -> str:
+        found = self.texts(DIALOG)
+        return found[0] if found else ""
+
+    def quick_pick_rows(self, containing: str | None = None) -> list[str]:
+        """The rows of the quick pick on screen; with `containing`, once a row holds that text
+        (right after a pick, the previous quick pick may still be the one shown)."""
         self.wait_for(QUICK_ROW)
-        return self.texts(QUICK_ROW)
+        if containing is None:
+            return self.texts(QUICK_ROW)
+        rows: list[str] = []
+
+        def check() -> bool:
+            rows[:] = self.texts(QUICK_ROW)
+            return any(containing in row for row in rows)
+
+        self.wait_until(lambda: f"a quick pick row with {containing!r} (last seen {rows!r})", check)
+        return rows
 
     def input_box(self, text: str) -> None:
         """Answers a showInputBox."""
@@ -213,6 +244,11 @@ class Workbench:
     def editor_text(self) -> str:
         found = self.texts(".editor-instance .monaco-editor .view-lines")
         return found[0] if found else ""
+
+    def editor_lines(self) -> list[str]:
+        """The active editor's lines as shown, top to bottom, blank ones included (all of a short file)."""
+        found = self.call("textsTopDown", selector=".editor-instance .monaco-editor .view-lines .view-line")
+        return [normalize(line) for line in found]
 
     def diff_sides(self) -> dict[str, str]:
         """What the diff editor shows now on each side ("" for a side not rendered yet)."""

@@ -22,6 +22,8 @@ H.run(function()
   H.set("plug_context", vim.fn.maparg("<Plug>(AcpChatContext)", "x"))
   H.set("default_chat", vim.fn.maparg("<leader>aa", "n"))
   H.set("user_sessions", vim.fn.maparg("<leader>as", "n"))
+  H.set("default_fork", vim.fn.maparg("<leader>af", "n"))
+  H.set("plug_logout", vim.fn.maparg("<Plug>(AcpLogout)", "n"))
   if not H.start("README.md") then
     return
   end

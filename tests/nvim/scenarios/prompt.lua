@@ -24,15 +24,19 @@ H.run(function()
     return H.ended() ~= nil
   end)
   local sid = (H.ended() or {}).sessionId
+  -- The whole answer: its first and last lines as the test checks them (the last edits may land
+  -- a moment after the turn's end).
   H.wait("agent text in the transcript buffer", 10000, function()
     local text = H.agent_text(sid)
     if text == "" then
       return false
     end
-    local first = vim.trim(vim.split(vim.trim(text), "\n")[1]):sub(1, 30)
+    local lines = vim.split(vim.trim(text), "\n")
+    local first = vim.trim(lines[1]):sub(1, 60)
+    local last = vim.trim(lines[#lines]):sub(1, 60)
     local buf = vim.api.nvim_win_get_buf(twin)
     local joined = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
-    return joined:find(first, 1, true) ~= nil
+    return joined:find(first, 1, true) ~= nil and joined:find(last, 1, true) ~= nil
   end)
   local first_word = vim.split(prompt, " ")[1]
   H.wait("auto title in acp/status", 30000, function()
