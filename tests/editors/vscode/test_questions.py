@@ -29,8 +29,8 @@ def test_a_form_is_asked_field_by_field(workbench: Workbench) -> None:
     workbench.input_box("")  # Ratio: optional, left out
     assert "(no answer)" in " ".join(workbench.quick_pick_rows())  # Notify the team: optional
     workbench.pick("Yes")
-    rows = workbench.quick_pick_rows()  # Channel: required, no "(no answer)"
-    assert any("Stable" in r for r in rows) and not any("(no answer)" in r for r in rows), rows
+    rows = workbench.quick_pick_rows(containing="Stable")  # Channel: required, no "(no answer)"
+    assert not any("(no answer)" in r for r in rows), rows
     workbench.pick("Beta")
     # Targets: a multi-select.
     workbench.click(QUICK_ROW_CHECK, hasText="linux")
