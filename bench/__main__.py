@@ -14,11 +14,14 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
+from .agent_changes import agent_changes
 from .common import BenchResult, machine
 from .compose import compose
 from .latency import BEFORE_P50_MS, BEFORE_P99_MS, OLD_TARGET_P99_MS, TARGET_P50_MS, TARGET_P99_MS, latency
 from .memory import memory
+from .multi_agent import multi_agent
 from .relay import editor_load, throughput
+from .replay import replay
 from .startup import startup
 from .titles import titles
 from .transcript import transcript
@@ -34,6 +37,9 @@ BENCHES: dict[str, Bench] = {
     "memory": memory,
     "compose": compose,
     "transcript": transcript,
+    "agents": multi_agent,
+    "changes": agent_changes,
+    "replay": replay,
 }
 
 
@@ -78,7 +84,10 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
         elif name == "load":
             parts.append(f"{f['factor']:.0f}x fewer notifications than chunks")
         elif name == "startup":
-            parts.append(f"initialize {f['ratio']:.2f}x bare pygls ({f['initialize_ms']:.0f} ms)")
+            parts.append(
+                f"initialize {f['ratio']:.2f}x bare pygls ({f['initialize_ms']:.0f} ms), "
+                f"idle {f['idle_ratio']:.2f}x bare pygls + the demo agent"
+            )
         elif name == "titles":
             parts.append(f"titles growth {max(f['growth'].values()):.2f}x for 10x sessions")
         elif name == "compose":
@@ -93,6 +102,16 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
             parts.append(
                 f"Neovim transcript: first/last chunk {f['first_ms']:.0f}/{f['last_ms']:.0f} ms, "
                 f"stall {f['stall_ms']:.0f} ms with 5 MB"
+            )
+        elif name == "changes":
+            parts.append(
+                f"didChange with 1 000 agent hunks {f['ratio']:.2f}x one without "
+                f"({f['per_change_us']['with 1 000 hunks']:.0f} us)"
+            )
+        elif name == "replay":
+            parts.append(
+                f"session load: {f['plugins_vs_parser']:.2f}x a bare parser, "
+                f"growth {max(f['growth'].values()):.2f}x for 10x history"
             )
         if not result.ok or result.lost:
             missed.append(name)

@@ -59,13 +59,14 @@ class SidecarEditor:
         env: Mapping[str, str] | None = None,
         wait_idle: bool = True,
         prefix: Sequence[str] = (),
+        options: Mapping[str, Any] | None = None,
     ) -> SidecarEditor:
         argv = [*prefix, SIDECAR]
         if agent is not None:
             argv += ["--agent", shlex.join(agent)]
         client = await LspClient.spawn(argv, env=bench_env(state, **dict(env or {})), cwd=ws)
         status = StatusWatch(client)
-        await client.initialize(ws)
+        await client.initialize(ws, options)
         client.notify("initialized", {})
         editor = cls(client, status, ws)
         if wait_idle:

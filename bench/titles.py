@@ -192,7 +192,7 @@ async def _live(tmp: Path, sessions: int, updates: int) -> dict[str, float]:
             return tasks.spawn(coro, name)
 
         writes = TitleWrites(executor, cache, show=show, report=lambda _e: None, spawn=spawn)
-        writes.store, writes.key = store, AGENT
+        writes.store, writes.key_of = store, lambda _session_id: AGENT
         try:
             started = time.perf_counter()
             for i in range(updates):
