@@ -96,6 +96,13 @@ def state_dir(tmp_path: Path) -> Path:
 # The fault, load and file suites count what they proved (tests/faults/figures.py). With
 # pytest-xdist each worker counts its own: workers hand theirs over when they finish and
 # the controller adds them up, so the summary is the same with one process or several.
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Here, not in tests/production/conftest.py: the xdist controller loads only this conftest.
+    from tests.production import outcomes
+
+    outcomes.record(report)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
