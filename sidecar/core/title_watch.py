@@ -29,7 +29,8 @@ class StoreWatch:
         store: TitleStore,
         in_store: Callable[[Callable[[], Any]], Awaitable[Any]],
         keys: Callable[[], list[str]],
-        changed: Callable[[list[TitleRecord], int], None],
+        # Returns the sessions it left for later (busy here): they are handed over again.
+        changed: Callable[[list[TitleRecord], int], Collection[str] | None],
         known: Callable[[], Collection[str]] = tuple,
         mark: Callable[[], int] = lambda: 0,
     ) -> None:
@@ -81,7 +82,7 @@ class StoreWatch:
             fresh = [(key, sid) for key, sid in self._seen if key in new_keys and sid in known]
             if fresh:
                 found = await self._in_store(lambda: [store.get(key, sid) for key, sid in fresh])
-                self._changed([r for r in found if r is not None], before)
+                self._again(self._changed([r for r in found if r is not None], before))
             return
         if version == self._version:
             return
@@ -93,4 +94,13 @@ class StoreWatch:
             records: list[TitleRecord | None] = await self._in_store(
                 lambda: [store.get(key, sid) for key, sid in differ]
             )
-            self._changed([r for r in records if r is not None], before)
+            self._again(self._changed([r for r in records if r is not None], before))
+
+    def _again(self, deferred: Collection[str] | None) -> None:
+        """Records `changed` left for later are compared again at the next look, even when nothing
+        else changes: the change that made them wait may end without a write of its own."""
+        if not deferred:
+            return
+        for pair in [pair for pair in self._seen if pair[1] in deferred]:
+            del self._seen[pair]
+        self._version = None

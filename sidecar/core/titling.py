@@ -225,16 +225,19 @@ class Titling:
             self._agents.owner.setdefault(session_id, name)
         return found
 
-    def _changed_elsewhere(self, records: list[TitleRecord], before: int) -> None:
+    def _changed_elsewhere(self, records: list[TitleRecord], before: int) -> list[str]:
         """Records another sidecar saved (read when our change counter was `before`): the editor
-        sees what the store holds."""
+        sees what the store holds. Returns the sessions left for the watch's next look."""
         told = False
+        deferred: list[str] = []
         for rec in records:
             sid = rec.session_id
             if self.writes.busy(sid) or sid in self.writes.dirty or sid in self._setting_title:
-                continue  # our own change shows the merged record once it lands
+                deferred.append(sid)  # our own change is under way: look again once it is done
+                continue
             if self._changed_at.get(sid, 0) > before:
-                continue  # changed here after the read (and saved since): that record is newer
+                deferred.append(sid)  # changed here after the read: compare with a newer read
+                continue
             if sid in self._cache:
                 self._cache[sid] = rec
             shown = self.writes.shown.get(sid)
@@ -246,6 +249,7 @@ class Titling:
                 told = True
         if told:
             self._emit_status()
+        return deferred
 
     def _emit(self, rec: TitleRecord | None) -> None:
         if rec is None:

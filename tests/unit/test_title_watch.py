@@ -234,3 +234,31 @@ async def test_a_record_read_before_a_local_title_does_not_replace_it(
     assert engine.status()["title"] == "The agent's"
     rec = titles.record(sid)
     assert rec is not None and rec.title == "The agent's"
+
+
+async def test_a_record_left_for_later_is_handed_over_again_without_another_commit(tmp_path: Path) -> None:
+    """Seen once in the full suite: two sidecars renamed at once, one read the other's rename
+    while its own change was under way and left it; that change ended without a write of its own,
+    nothing else was committed, and that editor kept its title for good."""
+    path = tmp_path / "titles.sqlite3"
+    with TitleStore(path) as mine, TitleStore(path) as other:
+        other.put(record("s1", "One"))
+        busy = [True]
+        seen: list[str] = []
+
+        def changed(records: list[TitleRecord], _before: int) -> list[str]:
+            seen.extend(r.title or "" for r in records)
+            return [r.session_id for r in records] if busy[0] else []
+
+        watch = StoreWatch(mine, run_now, lambda: [A], changed)
+        await watch.poll()  # the baseline
+        other.put(record("s1", "Theirs"))
+        await watch.poll()
+        assert seen == ["Theirs"]  # left for later
+        await watch.poll()
+        assert seen == ["Theirs", "Theirs"]  # handed over again, though nothing was committed
+        busy[0] = False
+        await watch.poll()
+        assert seen == ["Theirs", "Theirs", "Theirs"]  # taken this time
+        await watch.poll()
+        assert seen == ["Theirs", "Theirs", "Theirs"]  # and not again
