@@ -22,7 +22,9 @@ function nearBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
-/** The HTML is made by the extension: markdown-it without raw HTML, or escaped text. */
+/** The HTML is made by the extension: markdown-it without raw HTML, or escaped text. Each turn is
+ * a section of block elements; a change replaces a turn's blocks from its first changed one on,
+ * so a growing answer costs what it adds, not its length. */
 function showParts(reset: boolean, count: number, parts: RenderedPart[]): void {
   if (reset) {
     conversation.replaceChildren();
@@ -35,8 +37,19 @@ function showParts(reset: boolean, count: number, parts: RenderedPart[]): void {
       conversation.appendChild(document.createElement('section'));
     }
     const el = conversation.children[part.index] as HTMLElement;
-    el.className = `turn ${part.kind}`;
-    el.innerHTML = part.html;
+    const cls = `turn ${part.kind}`;
+    if (el.className !== cls) {
+      el.className = cls;
+    }
+    while (el.children.length > part.from) {
+      el.lastElementChild?.remove();
+    }
+    for (const html of part.blocks) {
+      const block = document.createElement('div');
+      block.className = 'block';
+      block.innerHTML = html;
+      el.appendChild(block);
+    }
   }
 }
 
@@ -46,13 +59,34 @@ function setState(state: ViewState): void {
   document.body.classList.toggle('running', state.running);
 }
 
+/** ACP_SIDECAR_VSCODE_PERF (the extension says so): how long each change takes here. */
+let perf = false;
+let longTask = 0;
+
+function watchLongTasks(): void {
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        longTask = Math.max(longTask, entry.duration);
+      }
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {
+    // no long-task timing here: only the changes' own durations are reported
+  }
+}
+
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const msg = event.data;
+  const started = performance.now();
   const follow = nearBottom();
   switch (msg.type) {
     case 'conversation':
       showParts(msg.reset, msg.count, msg.parts);
       break;
+    case 'perf':
+      perf = true;
+      watchLongTasks();
+      return;
     case 'live':
       live.innerHTML = msg.html;
       break;
@@ -63,9 +97,14 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       input.focus();
       return;
   }
-  empty.hidden = conversation.textContent !== '' || live.children.length > 0;
+  empty.hidden = conversation.firstElementChild !== null || live.children.length > 0;
   if (follow) {
     log.scrollTop = log.scrollHeight;
+  }
+  if (perf && msg.type === 'conversation') {
+    void log.scrollHeight; // the layout the change needs, done now: counted with it
+    vscode.postMessage({ type: 'perf', ms: performance.now() - started, longTask });
+    longTask = 0;
   }
 });
 
