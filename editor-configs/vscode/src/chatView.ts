@@ -155,7 +155,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   feed(piece: Piece, readMs = 0): number {
     const started = performance.now();
     const consumed = this.conversation.feed(piece.text, piece.reset);
-    this.perf?.fed(performance.now() - started + readMs, piece.size);
+    this.perf?.fed(performance.now() - started, readMs, piece.size);
     this.documentDirty = true;
     this.schedule();
     return consumed;

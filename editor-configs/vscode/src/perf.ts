@@ -1,13 +1,15 @@
 // A probe of the chat's cost, on only when ACP_SIDECAR_VSCODE_PERF names a file: one JSON line per
-// flush of the conversation (`host`: the milliseconds the extension host spent on it, reading and
-// parsing the document's new piece included, the document's size, the longest event-loop delay
-// since the last line) and one per change the webview applied (`view`: its milliseconds, its
-// longest task since the last report). bench/vscode_flush.py reads it.
+// flush of the conversation (`host`: the milliseconds the extension host spent on it, parsing the
+// document's new pieces since the last flush included; `read`: the wall time of those pieces'
+// reads, awaits included, so other work of the host counts in it; the document's size; the
+// longest event-loop delay since the last line) and one per change the webview applied (`view`:
+// its milliseconds, its longest task since the last report). bench/vscode_flush.py reads it.
 import * as fs from 'node:fs';
 import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 export class PerfProbe {
   private parse = 0;
+  private read = 0;
   private size = 0;
   private lines: string[] = [];
   private readonly loop: IntervalHistogram;
@@ -24,9 +26,10 @@ export class PerfProbe {
     this.timer = setInterval(() => this.write(), 250);
   }
 
-  /** A piece of the document was read and parsed in `ms`; the file has `size` bytes. */
-  fed(ms: number, size: number): void {
+  /** A piece of the document was read (`readMs`, wall time) and parsed (`ms`); the file has `size` bytes. */
+  fed(ms: number, readMs: number, size: number): void {
     this.parse += ms;
+    this.read += readMs;
     this.size = size;
   }
 
@@ -34,8 +37,10 @@ export class PerfProbe {
   flushed(ms: number): void {
     const loop = this.loop.max / 1e6;
     this.loop.reset();
-    this.lines.push(JSON.stringify({ side: 'host', ms: this.parse + ms, size: this.size, loop }));
+    const line = { side: 'host', ms: this.parse + ms, read: this.read, size: this.size, loop };
+    this.lines.push(JSON.stringify(line));
     this.parse = 0;
+    this.read = 0;
   }
 
   /** The webview applied a change in `ms`; its longest task since its last report. */
