@@ -48,3 +48,10 @@ def test_a_long_answer_streams_whole_in_order_and_to_its_end(workbench: Workbenc
     # The view followed the answer: its last paragraph is on screen.
     last = f'#conversation section.agent p:has-text("{ANSWER_END}")'
     assert workbench.call("inView", scope="chat", selector=last, container="#log")
+
+    # Hidden and shown again, the view is made anew from everything the extension has: the same.
+    workbench.run_command("View: Toggle Primary Side Bar Visibility")
+    workbench.open_chat()
+    workbench.wait_conversation(ANSWER_END, timeout=60.0)
+    assert LINE.findall(workbench.conversation()) == wanted
+    assert len(workbench.texts("#conversation section.agent pre", scope="chat")) == len(blocks)
