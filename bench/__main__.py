@@ -20,11 +20,13 @@ from .compose import compose
 from .latency import BEFORE_P50_MS, BEFORE_P99_MS, OLD_TARGET_P99_MS, TARGET_P50_MS, TARGET_P99_MS, latency
 from .memory import memory
 from .multi_agent import multi_agent
+from .nvim_flush import nvim_flush
 from .relay import editor_load, throughput
 from .replay import replay
 from .startup import startup
 from .titles import titles
 from .transcript import transcript
+from .vscode_flush import vscode_flush
 
 Bench = Callable[[bool], Awaitable[BenchResult]]
 
@@ -40,6 +42,8 @@ BENCHES: dict[str, Bench] = {
     "agents": multi_agent,
     "changes": agent_changes,
     "replay": replay,
+    "vscode-flush": vscode_flush,
+    "nvim-flush": nvim_flush,
 }
 
 
@@ -113,6 +117,13 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
                 f"session load: {f['plugins_vs_parser']:.2f}x a bare parser, "
                 f"growth {max(f['growth'].values()):.2f}x for 10x history"
             )
+        elif name == "vscode-flush" and not f.get("skipped"):
+            parts.append(
+                f"VS Code chat per flush at 1 MB vs 10 KB: host {f['ratio']['host']:.2f}x, "
+                f"webview {f['ratio']['view']:.2f}x"
+            )
+        elif name == "nvim-flush":
+            parts.append(f"Neovim chat per edit {f['ratio']:.2f}x, stall {f['max_gap_ms']:.0f} ms")
         if not result.ok or result.lost:
             missed.append(name)
     verdict = "all targets met, nothing lost" if not missed else f"MISSED: {', '.join(missed)}"

@@ -201,10 +201,38 @@ def answer_text(size: int) -> str:
     return body + (ANSWER_END if size >= len(ANSWER_END) else "")
 
 
-async def answer(turn: Turn, size: int, piece: int) -> None:
-    """``#answer=BYTES``: one message of `size` characters in chunks of `piece` characters."""
+def paragraphs_text(size: int, lines: int) -> str:
+    """The text of ``#answer=SIZE #para=LINES``: at most `size` characters of Markdown in
+    paragraphs of `lines` numbered lines, every fifth one a fenced code block with a blank line
+    in its middle, then a last paragraph ``END OF ANSWER``."""
+    lines = max(1, lines)
+    line = "line {:07d} of the long answer, words to fill it up to one line of text.\n"
+    budget = size - len(ANSWER_END) - 2
+    parts: list[str] = []
+    used = 0
+    number = 0
+    index = 0
+    while True:
+        rows = [line.format(number + i) for i in range(lines)]
+        if index % 5 == 4:
+            half = (lines + 1) // 2
+            unit = "```text\n" + "".join(rows[:half]) + "\n" + "".join(rows[half:]) + "```\n\n"
+        else:
+            unit = "".join(rows) + "\n"
+        if used + len(unit) > budget:
+            break
+        parts.append(unit)
+        used += len(unit)
+        number += lines
+        index += 1
+    return "".join(parts) + (ANSWER_END if size >= len(ANSWER_END) else "")
+
+
+async def answer(turn: Turn, size: int, piece: int, para: int | None = None) -> None:
+    """``#answer=BYTES``: one message of `size` characters in chunks of `piece` characters
+    (``#para=LINES``: in paragraphs, `paragraphs_text`)."""
     message_id = turn.new_id("msg")
-    text = answer_text(size)
+    text = answer_text(size) if para is None else paragraphs_text(size, para)
     delay = turn.chunk_delay(0)
     piece = max(1, piece)
     for index, start in enumerate(range(0, len(text), piece)):

@@ -77,7 +77,9 @@ rename request
 ``#answer=BYTES`` / ``#answer=BYTES #piece=BYTES``
     One message of exactly BYTES characters (``answer_text``: numbered lines,
     the last words ``END OF ANSWER``), streamed in chunks of ``#piece``
-    characters (default 65536), ``#slow`` apart (default 0).
+    characters (default 65536), ``#slow`` apart (default 0). With ``#para=LINES``: at most
+    BYTES characters in paragraphs of LINES lines, every fifth a fenced code block with a
+    blank line inside (``paragraphs_text``), ``END OF ANSWER`` the last paragraph.
 ``#refuse``
     One chunk, then stop reason ``refusal``.
 ``#terminal`` / ``#terminal=slow``
@@ -122,11 +124,11 @@ TITLE_WORDS = 6
 TITLE_CHARS = 80
 
 _FLAGS = {"echo", "garbage", "unknown", "crash", "hang", "late", "error", "refuse", "mode"}
-_INTS = {"chunks", "stderr", "bigframe", "answer", "piece"}
+_INTS = {"chunks", "stderr", "bigframe", "answer", "piece", "para"}
 _OPTIONAL_INTS = {"slow": 200}
 _KEYWORD = re.compile(
     r"(?<!\S)#(edit|permission|slow|chunks|echo|stderr|garbage|bigframe|unknown|crash|hang"
-    r"|late|error|refuse|mode|compact|terminal|elicit|answer|piece)(?:=(\S*))?(?!\S)"
+    r"|late|error|refuse|mode|compact|terminal|elicit|answer|piece|para)(?:=(\S*))?(?!\S)"
 )
 # A notice's value holds spaces: it runs to the end of its line.
 _NOTICE = re.compile(r"(?<!\S)#notice(?:=([^\n]*)|(?=\s|\Z))")
@@ -152,7 +154,8 @@ SLASH_COMMANDS: list[dict[str, Any]] = [
 
 HELP_TEXT = (
     "Demo agent keywords: #edit[=path] #permission #slow[=ms] #chunks=N #echo "
-    "#stderr=BYTES #garbage #bigframe=BYTES #answer=BYTES[ #piece=BYTES] #unknown #crash #hang #late #error "
+    "#stderr=BYTES #garbage #bigframe=BYTES #answer=BYTES[ #piece=BYTES][ #para=LINES] "
+    "#unknown #crash #hang #late #error "
     "#refuse #title <text> #info <json> #mode #notice[=severity:title] "
     "#compact[=fail] #terminal[=slow] #elicit[=choice|busy|url|bad]. "
     "Slash commands: /help /edit /permission /title. See "
@@ -186,6 +189,7 @@ class Script:
     bigframe: int | None = None
     answer: int | None = None
     piece: int | None = None
+    para: int | None = None
     unknown: bool = False
     crash: bool = False
     hang: bool = False

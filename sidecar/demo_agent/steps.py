@@ -72,7 +72,7 @@ async def body(turn: Turn) -> str:
         await behaviours.flood(turn, script.chunks)
         return "end_turn"
     if script.answer is not None:
-        await behaviours.answer(turn, script.answer, script.piece or behaviours.ANSWER_PIECE)
+        await behaviours.answer(turn, script.answer, script.piece or behaviours.ANSWER_PIECE, script.para)
         return "end_turn"
     if script.refuse:
         return behaviours.refuse(turn)

@@ -117,6 +117,21 @@ async def test_answer_of_a_given_size_in_pieces(agent: AgentPeer, workspace: Pat
     assert "line 0000001 of the long answer" in text
 
 
+async def test_answer_in_paragraphs(agent: AgentPeer, workspace: Path) -> None:
+    from sidecar.demo_agent.behaviours import ANSWER_END, paragraphs_text
+
+    sid = await agent.new_session(workspace)
+    prompt = "#answer=30000 #para=6 #piece=4000"
+    assert (await agent.prompt(sid, prompt))["stopReason"] == "end_turn"
+    chunks = [u for u in agent.session_updates(sid) if u["sessionUpdate"] == "agent_message_chunk"]
+    text = "".join(c["content"]["text"] for c in chunks)
+    assert text == paragraphs_text(30000, 6) and 29000 < len(text) <= 30000
+    assert text.endswith("\n\n" + ANSWER_END)
+    blocks = text.split("```text\n")
+    assert len(blocks) > 5  # fenced code blocks, each with a blank line inside
+    assert all("\n\n" in b.split("```\n")[0] for b in blocks[1:])
+
+
 async def test_unknown_kinds(agent: AgentPeer, workspace: Path) -> None:
     sid = await agent.new_session(workspace)
     assert (await agent.prompt(sid, "#unknown"))["stopReason"] == "end_turn"

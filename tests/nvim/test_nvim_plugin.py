@@ -318,3 +318,54 @@ def test_messages_fit_one_line_unless_a_notification_plugin_shows_them(nvim_bin:
     long = res["shown"][1]
     assert long.endswith("… (:AcpLog)") and "\n" not in long and len(long) <= 60 - 13, long
     assert res["plugin"] == ["acp-sidecar: " + "long words " * 20]
+
+
+def test_chat_folds_diffs_only_and_finds_the_marker_from_the_end(nvim_bin: str, tmp_path: Path) -> None:
+    """The chat's folds: each ```diff block is one closed fold, nothing else folds (a plain code
+    block, the lines after a diff), also for lines appended at the end as an answer streams. Its
+    input area's marker line is found from the end of a long buffer (issue 28: a growing answer
+    must not cost its whole length on every edit)."""
+    res = run_lua(
+        nvim_bin,
+        r"""
+        local chat = require("acp_sidecar.chat")
+        local b = vim.api.nvim_create_buf(true, false)
+        vim.api.nvim_set_current_buf(b)
+        local lines = { "## Agent", "", "Diff of a.txt:", "", "```diff", "-a", "+b", "```", "",
+                        "```", "plain code", "```", "", "after" }
+        for i = 1, 3000 do lines[#lines + 1] = "filler " .. i end
+        vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+        local wo = vim.wo[0]
+        wo.foldmethod = "expr"
+        wo.foldexpr = "v:lua.require'acp_sidecar.chat'.foldexpr(v:lnum)"
+        wo.foldlevel = 0
+        wo.foldenable = true
+        local function levels(first, last)
+          local out = {}
+          for l = first, last do out[#out + 1] = vim.fn.foldlevel(l) end
+          return out
+        end
+        local before = levels(1, 14)
+        local closed = { vim.fn.foldclosed(6), vim.fn.foldclosedend(6) }
+        -- An answer streams on at the end: another diff, then text after it.
+        vim.api.nvim_buf_set_lines(b, -1, -1, false, { "", "```diff", "+c" })
+        local n = vim.api.nvim_buf_line_count(b)
+        vim.api.nvim_buf_set_lines(b, -1, -1, false, { "```", "", "the end" })
+        local after = levels(n - 2, n + 3)
+        local marker = "<!-- acp-sidecar: write your prompt below this line -->"
+        vim.api.nvim_buf_set_lines(b, -1, -1, false, { "---", "", "## Your prompt", "", marker, "typed" })
+        return {
+          before = before, closed = closed, after = after,
+          closed2 = { vim.fn.foldclosed(n), vim.fn.foldclosedend(n) },
+          marker = chat.marker_row(b), count = vim.api.nvim_buf_line_count(b),
+          input = chat.input_text(b),
+        }
+        """,
+        tmp_path,
+    )
+    # Lines 5-8 (```diff to its closing fence) fold; the plain code block and the rest do not.
+    assert res["before"] == [0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0], res["before"]
+    assert res["closed"] == [5, 8], res["closed"]
+    assert res["after"] == [0, 1, 1, 1, 0, 0], res["after"]
+    assert res["closed2"][0] == res["closed2"][1] - 2, res["closed2"]
+    assert res["marker"] == res["count"] - 2 and res["input"] == "typed", res

@@ -9,6 +9,8 @@ import * as vscode from 'vscode';
 import { RenderedConversation } from './conversation';
 import { LiveArea } from './live';
 import type { HostMessage, ViewMessage, ViewState } from './messages';
+import { PerfProbe } from './perf';
+import type { Piece } from './transcriptFile';
 
 export const CHAT_VIEW_ID = 'acpSidecar.chat';
 const FLUSH_MS = 50;
@@ -26,8 +28,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly live = new LiveArea();
   private readonly conversation = new RenderedConversation();
   private view: vscode.WebviewView | undefined;
-  private document: string | undefined;
   private documentDirty = false;
+  /** ACP_SIDECAR_VSCODE_PERF: each flush's cost to a file (bench/vscode_flush.py). */
+  private readonly perf = PerfProbe.fromEnv();
   private liveDirty = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private header = 'ACP: no session yet';
@@ -95,6 +98,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         this.post({ type: 'conversation', reset: true, ...this.everything() });
         this.post({ type: 'live', html: this.liveHtml() });
         this.post({ type: 'state', state: this.state() });
+        if (this.perf) {
+          this.post({ type: 'perf' });
+        }
+        break;
+      case 'perf':
+        this.perf?.view(Number(m.ms) || 0, Number(m.longTask) || 0);
         break;
       case 'send':
         if (typeof m.text === 'string' && m.text.trim()) {
@@ -133,12 +142,26 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return { running: this.running, header: this.header };
   }
 
-  /** The transcript document's text now (undefined: no document). */
-  setDocument(text: string | undefined): void {
-    this.document = text;
+  /** The transcript document is gone (another session): nothing shown until the next piece. */
+  noDocument(): void {
+    this.conversation.clear();
+    this.cleared = true;
     this.documentDirty = true;
     this.schedule();
   }
+
+  /** The next piece of the transcript document (transcriptFile.ts); returns how many of its
+   * characters the conversation committed to (the next piece starts after them). */
+  feed(piece: Piece, readMs = 0): number {
+    const started = performance.now();
+    const consumed = this.conversation.feed(piece.text, piece.reset);
+    this.perf?.fed(performance.now() - started, readMs, piece.size);
+    this.documentDirty = true;
+    this.schedule();
+    return consumed;
+  }
+
+  private cleared = false;
 
   /** Something in the live area (or the running state) changed. */
   changed(): void {
@@ -155,14 +178,15 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private flush(): void {
     this.timer = undefined;
     if (this.documentDirty) {
+      const started = performance.now();
       this.documentDirty = false;
-      if (this.document === undefined) {
-        this.conversation.clear();
+      if (this.cleared) {
+        this.cleared = false;
         this.post({ type: 'conversation', reset: true, count: 0, parts: [] });
-      } else {
-        const { count, changed } = this.conversation.update(this.document);
-        this.post({ type: 'conversation', reset: false, count, parts: changed });
       }
+      const { count, changed } = this.conversation.changes();
+      this.post({ type: 'conversation', reset: false, count, parts: changed });
+      this.perf?.flushed(performance.now() - started);
     }
     if (this.liveDirty) {
       this.liveDirty = false;
@@ -183,6 +207,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   dispose(): void {
+    this.perf?.dispose();
     if (this.timer !== undefined) {
       clearTimeout(this.timer);
     }

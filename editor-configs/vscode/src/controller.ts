@@ -15,34 +15,10 @@ import { Permissions } from './permissions';
 import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { chatHeader, sanitize, statusBarText, statusTooltip } from './text';
+import { type Piece, TranscriptReader } from './transcriptFile';
 
-/** The most of a transcript file the chat reads (its end): the document has it all. */
-const MAX_BYTES = 2 * 1024 * 1024;
-const CUT_STEP = 256 * 1024;
 /** How long a burst of file events waits before the file is read (the sidecar writes in pieces). */
 const READ_DELAY_MS = 15;
-
-/** The end of a transcript file, from a turn's start, when the file is over MAX_BYTES. */
-async function readTail(file: string): Promise<string> {
-  const handle = await fs.promises.open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    if (size <= MAX_BYTES) {
-      return (await handle.readFile()).toString('utf8');
-    }
-    // From a multiple of CUT_STEP: the cut moves only now and then, so the turns before the last
-    // one stay as they were (and are not rendered again) while the file grows.
-    const start = Math.ceil((size - MAX_BYTES) / CUT_STEP) * CUT_STEP;
-    const buffer = Buffer.alloc(size - start);
-    const { bytesRead } = await handle.read(buffer, 0, size - start, start);
-    const text = buffer.subarray(0, bytesRead).toString('utf8');
-    const turn = text.search(/\n\n## (You|Agent)\n/);
-    const note = '_… Earlier turns are in the transcript document ("ACP: Open the session transcript document")._\n\n';
-    return note + (turn >= 0 ? text.slice(turn + 2) : '');
-  } finally {
-    await handle.close();
-  }
-}
 
 /** The most turn ids remembered as started (a long session's oldest go first). */
 const MAX_TURNS = 200;
@@ -74,7 +50,9 @@ export class Controller implements ChatActions, vscode.Disposable {
   readonly permissions: Permissions;
   private readonly disposables: vscode.Disposable[] = [];
   /** The transcript file the chat shows, watched (its directory: a rewritten file is seen too). */
-  private watched: { file: string; watcher: fs.FSWatcher; timer?: ReturnType<typeof setTimeout> } | undefined;
+  private watched:
+    | { file: string; watcher: fs.FSWatcher; reader: TranscriptReader; timer?: ReturnType<typeof setTimeout> }
+    | undefined;
   private reading: Promise<void> = Promise.resolve();
   /** Bumped whenever the chat follows another session: a document opened for an older one is not shown. */
   private generation = 0;
@@ -122,7 +100,7 @@ export class Controller implements ChatActions, vscode.Disposable {
       live.sessionId = sessionId; // the first session: what was typed before it existed stays
     } else {
       live.reset(sessionId);
-      this.chat.setDocument(undefined);
+      this.chat.noDocument();
     }
     this.started.clear();
     this.generation += 1;
@@ -146,7 +124,7 @@ export class Controller implements ChatActions, vscode.Disposable {
       });
       watcher.on('error', () => undefined); // the directory went away: nothing more to show
       this.unwatch();
-      this.watched = { file, watcher };
+      this.watched = { file, watcher, reader: new TranscriptReader(file) };
       this.readSoon();
     } catch (err) {
       if (generation === this.generation) {
@@ -173,14 +151,16 @@ export class Controller implements ChatActions, vscode.Disposable {
     watched.timer = setTimeout(() => {
       watched.timer = undefined;
       this.reading = this.reading.then(async () => {
-        let text: string;
+        const started = performance.now();
+        let piece: Piece;
         try {
-          text = await readTail(watched.file);
+          piece = await watched.reader.read();
         } catch {
+          watched.reader.forget();
           return; // not there (yet): the next change reads it
         }
         if (this.watched === watched) {
-          this.chat.setDocument(text);
+          watched.reader.committed(piece.text, this.chat.feed(piece, performance.now() - started));
           if (this.chat.live.shown(this.started)) {
             this.chat.changed();
           }
@@ -227,7 +207,7 @@ export class Controller implements ChatActions, vscode.Disposable {
         this.chat.live.reset(null);
         this.generation += 1;
         this.unwatch();
-        this.chat.setDocument(undefined);
+        this.chat.noDocument();
         this.chat.changed();
       }
       this.follow(s.sessionId);

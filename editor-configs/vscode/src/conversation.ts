@@ -10,6 +10,7 @@
 // off and images off: no tag the agent writes becomes an element, nothing remote
 // loads (the webview's content security policy forbids inline scripts besides).
 import MarkdownIt from 'markdown-it';
+import { ConversationBlocks, type Kind } from './blocks';
 
 const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: false });
 md.disable('image');
@@ -109,48 +110,113 @@ export function splitTurns(body: string): string[] {
 export interface Part {
   index: number;
   /** `you`, `agent`, or `other` (what comes before the first turn: a trim note). */
-  kind: 'you' | 'agent' | 'other';
-  html: string;
+  kind: Kind;
+  /** The turn's blocks from this one on are `blocks` (the ones before it stay). */
+  from: number;
+  blocks: string[];
 }
 
-function kindOf(text: string): Part['kind'] {
-  return text.startsWith('## You\n') ? 'you' : text.startsWith('## Agent\n') ? 'agent' : 'other';
-}
-
-/** The rendered turns of one document; `update` renders only the turns whose text changed. */
+/**
+ * The rendered turns of one document, fed as it grows (`feed`) or whole (`update`): each change
+ * names, per turn, the first block that changed and the blocks from there on. What the webview
+ * shows is mirrored here, so that a change is what differs from it.
+ */
 export class RenderedConversation {
-  private texts: string[] = [];
-  /** The HTML of each turn shown, by its text (a turn that moved is not rendered again). */
-  private html = new Map<string, string>();
+  private blocks = new ConversationBlocks(renderMarkdown);
+  /** The HTML of each block of each turn, as the webview has it. */
+  private shown: string[][] = [];
+  /** Per turn, how many of its blocks were final at the last change (they cannot have changed since). */
+  private fixed: number[] = [];
 
-  private render(text: string): string {
-    return this.html.get(text) ?? renderMarkdown(text);
-  }
+  /** Turns to diff at the next `changes`: from the first, or all of them after a reset. */
+  private reset = false;
 
-  /** The parts that changed (index, html) and how many parts there are now. */
+  /** The whole document at once: fed whole, then its changes (tests, and a document read whole). */
   update(document: string): { count: number; changed: Part[] } {
-    const texts = splitTurns(conversationOf(document));
-    const html = new Map<string, string>();
-    const changed: Part[] = [];
-    texts.forEach((text, index) => {
-      const rendered = this.render(text);
-      html.set(text, rendered);
-      if (this.texts[index] !== text) {
-        changed.push({ index, kind: kindOf(text), html: rendered });
-      }
-    });
-    this.texts = texts;
-    this.html = html;
-    return { count: texts.length, changed };
+    this.feed(document, true);
+    return this.changes();
   }
+
+  /**
+   * The document from the last commit point on (`reset`: whole). Returns how many characters of
+   * `text` are committed (the next feed starts after them). Nothing is rendered yet (`changes`).
+   */
+  feed(text: string, reset: boolean): number {
+    this.reset ||= reset;
+    return this.blocks.feed(text, reset);
+  }
+
+  /** What changed since the last call (rendered): per turn, its blocks from the first that changed. */
+  changes(): { count: number; changed: Part[] } {
+    const reset = this.reset;
+    this.reset = false;
+    const before = this.fixed.length;
+    const count = this.blocks.count;
+    // Turns before the last one that was final at the last change are final, and unchanged.
+    const first = reset ? 0 : Math.max(0, Math.min(before, this.lastFixedTurn));
+    const changed: Part[] = [];
+    this.shown.length = Math.min(this.shown.length, count);
+    this.fixed.length = Math.min(this.fixed.length, count);
+    for (let index = first; index < count; index++) {
+      const turn = this.blocks.turn(index);
+      const shown = (this.shown[index] ??= []);
+      let from = reset ? 0 : Math.min(this.fixed[index] ?? 0, turn.fixed, shown.length);
+      const blocks: string[] = [];
+      for (let i = from; i < turn.count; i++) {
+        const html = turn.html(i);
+        if (blocks.length === 0 && i < shown.length && shown[i] === html) {
+          from = i + 1;
+          continue;
+        }
+        blocks.push(html);
+      }
+      if (blocks.length > 0 || shown.length !== turn.count) {
+        shown.length = from;
+        shown.push(...blocks);
+        changed.push({ index, kind: turn.kind, from, blocks });
+      }
+      this.fixed[index] = turn.fixed;
+    }
+    this.lastFixedTurn = this.blocks.committedTurns - 1;
+    return { count, changed };
+  }
+
+  private lastFixedTurn = 0;
 
   /** Every part again (a webview that was hidden and comes back). */
   all(): Part[] {
-    return this.texts.map((text, index) => ({ index, kind: kindOf(text), html: this.render(text) }));
+    const parts: Part[] = [];
+    for (let index = 0; index < this.blocks.count; index++) {
+      const turn = this.blocks.turn(index);
+      const blocks: string[] = [];
+      for (let i = 0; i < turn.count; i++) {
+        blocks.push(turn.html(i));
+      }
+      this.shown[index] = [...blocks];
+      parts.push({ index, kind: turn.kind, from: 0, blocks });
+    }
+    return parts;
+  }
+
+  /** The Markdown of each turn now (tests: what the blocks add up to). */
+  turnsMarkdown(): string[] {
+    const out: string[] = [];
+    for (let index = 0; index < this.blocks.count; index++) {
+      const turn = this.blocks.turn(index);
+      let text = '';
+      for (let i = 0; i < turn.count; i++) {
+        text += turn.markdown(i);
+      }
+      out.push(text);
+    }
+    return out;
   }
 
   clear(): void {
-    this.texts = [];
-    this.html.clear();
+    this.blocks = new ConversationBlocks(renderMarkdown);
+    this.shown = [];
+    this.fixed = [];
+    this.lastFixedTurn = 0;
+    this.reset = false;
   }
 }

@@ -1,10 +1,12 @@
 // Messages between the extension host and the chat webview (both sides import this).
 
-/** One rendered turn of the conversation (its HTML is already safe: see conversation.ts). */
+/** A change to one turn of the conversation: its blocks from `from` on are `blocks`, each the
+ * HTML of one Markdown block (already safe: see conversation.ts). */
 export interface RenderedPart {
   index: number;
   kind: 'you' | 'agent' | 'other';
-  html: string;
+  from: number;
+  blocks: string[];
 }
 
 export interface ViewState {
@@ -20,7 +22,9 @@ export type HostMessage =
   /** What waits below the conversation (permission requests, edits, prompts not shown yet). */
   | { type: 'live'; html: string }
   | { type: 'state'; state: ViewState }
-  | { type: 'focusInput' };
+  | { type: 'focusInput' }
+  /** ACP_SIDECAR_VSCODE_PERF is set: the view reports how long each change took it. */
+  | { type: 'perf' };
 
 export type ViewMessage =
   | { type: 'ready' }
@@ -28,4 +32,6 @@ export type ViewMessage =
   | { type: 'stop' }
   | { type: 'respond'; requestId: string; optionId: string }
   | { type: 'review'; card: string; index: number }
-  | { type: 'openLink'; href: string };
+  | { type: 'openLink'; href: string }
+  /** How long the view took for one conversation change (ms), or its longest task since the last. */
+  | { type: 'perf'; ms: number; longTask: number };

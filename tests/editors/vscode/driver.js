@@ -129,6 +129,23 @@ const commands = {
     return found.sort((a, b) => a[0] - b[0]).map((pair) => pair[1]);
   },
 
+  /** Whether the last match shows within `container`'s box (the part of a scrolled view on screen). */
+  async inView(args) {
+    const root = await scope(args.scope, args.timeout);
+    return await root
+      .locator(args.selector)
+      .last()
+      .evaluate(
+        (el, container) => {
+          const box = el.getBoundingClientRect();
+          const view = document.querySelector(container).getBoundingClientRect();
+          return box.height > 0 && box.bottom > view.top && box.top < view.bottom;
+        },
+        args.container,
+        { timeout: args.timeout },
+      );
+  },
+
   async attribute(args) {
     const root = await scope(args.scope, args.timeout);
     return await locate(root, args).getAttribute(args.name, { timeout: args.timeout });

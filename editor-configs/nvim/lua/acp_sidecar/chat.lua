@@ -42,12 +42,21 @@ function M.buf_of_uri(uri)
 end
 
 --- 0-based index of the marker line of the input area (the last one), or nil.
+--- Searched from the end, a few lines at a time: it is near the end, and a long
+--- conversation above it must not make every edit read the whole buffer.
 function M.marker_row(b)
-  local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
-  for i = #lines, 1, -1 do
-    if lines[i]:match(MARKER) then
-      return i - 1
+  local last = vim.api.nvim_buf_line_count(b)
+  local step = 64
+  while last > 0 do
+    local first = math.max(0, last - step)
+    local lines = vim.api.nvim_buf_get_lines(b, first, last, false)
+    for i = #lines, 1, -1 do
+      if lines[i]:match(MARKER) then
+        return first + i - 1
+      end
     end
+    last = first
+    step = step * 4
   end
   return nil
 end
@@ -314,6 +323,14 @@ function M.foldexpr(lnum)
   end
   if line:match("^```%s*$") and vim.fn.foldlevel(lnum - 1) > 0 then
     return "<1"
+  end
+  -- A line no diff holds (a diff's lines start with a space, +, -, @, \ or are
+  -- cut with "…"): outside any fold, a level known outright. After a change,
+  -- Neovim looks back for such a line before it recomputes; with "=" on every
+  -- line it would look back to the top, and a growing answer would cost the
+  -- whole chat on every edit.
+  if line:match("^[%w#*_>|%[]") then
+    return "0"
   end
   return "="
 end

@@ -1,7 +1,9 @@
 // Unit tests of the chat's conversation: the transcript document cut into turns and rendered.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { RenderedConversation, conversationOf, splitTurns } from '../conversation';
+import { type Part, RenderedConversation, conversationOf, splitTurns } from '../conversation';
+
+const html = (part: Part): string => part.blocks.join('');
 
 const HEAD = '# Explain README.md\n<!-- acp-sidecar transcript · agent acp-sidecar-demo · session s1 -->\n\n';
 const AREA = '---\n\n## Your prompt\n\n<!-- acp-sidecar: write your prompt below this line, then run the code action "Send to agent" -->\n';
@@ -30,15 +32,15 @@ test('a streamed answer renders its own turn again, nothing before it', () => {
   assert.deepEqual(first.changed.map((p) => [p.index, p.kind]), [[0, 'you'], [1, 'agent']]);
   const next = view.update(HEAD + YOU + AGENT + AREA);
   assert.deepEqual(next.changed.map((p) => p.index), [1]);
-  assert.match(next.changed[0].html, /<blockquote>\s*<p><strong>Warning:<\/strong> Disk almost full — Free some space<\/p>/);
-  assert.match(next.changed[0].html, /<strong>Tool:<\/strong> Read README.md \(read · completed\)/);
+  assert.match(html(next.changed[0]), /<blockquote>\s*<p><strong>Warning:<\/strong> Disk almost full — Free some space<\/p>/);
+  assert.match(html(next.changed[0]), /<strong>Tool:<\/strong> Read README.md \(read · completed\)/);
   assert.equal(view.all().length, 2);
 });
 
 test('HTML and images from the agent are text, never elements', () => {
   const view = new RenderedConversation();
   const { changed } = view.update(HEAD + '## Agent\n\nSee <b>bold</b> <img src=x onerror=alert(1)> ![i](http://x/y.png) [a](javascript:alert(1))\n\n' + AREA);
-  const html = changed[0].html;
+  const html = changed[0].blocks.join('');
   assert.ok(html.includes('&lt;b&gt;bold&lt;/b&gt;') && html.includes('&lt;img src=x'), html);
   assert.ok(!/<img|<b>|href="javascript/.test(html), html);
 });
@@ -46,7 +48,7 @@ test('HTML and images from the agent are text, never elements', () => {
 test('a diff block has its lines marked; a plan its boxes', () => {
   const view = new RenderedConversation();
   const diff = '## Agent\n\nDiff of `a.txt`:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+<b>\n```\n\n**Plan:**\n\n- [x] Read\n- [ ] Write\n\n';
-  const html = view.update(HEAD + diff + AREA).changed[0].html;
+  const html = view.update(HEAD + diff + AREA).changed[0].blocks.join('');
   assert.ok(html.includes('<span class="file">--- a/a.txt</span>') && html.includes('<span class="hunk">@@ -1 +1,2 @@</span>'), html);
   assert.ok(html.includes(' a\n<span class="add">+&lt;b&gt;</span>'), html);
   assert.ok(html.includes('<li class="task done">☑ Read</li>') && html.includes('<li class="task">☐ Write</li>'), html);

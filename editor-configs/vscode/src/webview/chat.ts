@@ -22,7 +22,14 @@ function nearBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
 }
 
-/** The HTML is made by the extension: markdown-it without raw HTML, or escaped text. */
+/** Blocks per page: a turn's blocks are grouped in pages (each its own layout, `contain` in
+ * chat.css), so that adding a block lays out one page and the list of pages, not every block
+ * of a long answer. */
+const PAGE = 32;
+
+/** The HTML is made by the extension: markdown-it without raw HTML, or escaped text. Each turn is
+ * a section of pages of block elements; a change replaces a turn's blocks from its first changed
+ * one on, so a growing answer costs what it adds, not its length. */
 function showParts(reset: boolean, count: number, parts: RenderedPart[]): void {
   if (reset) {
     conversation.replaceChildren();
@@ -35,24 +42,78 @@ function showParts(reset: boolean, count: number, parts: RenderedPart[]): void {
       conversation.appendChild(document.createElement('section'));
     }
     const el = conversation.children[part.index] as HTMLElement;
-    el.className = `turn ${part.kind}`;
-    el.innerHTML = part.html;
+    const cls = `turn ${part.kind}`;
+    if (el.className !== cls) {
+      el.className = cls;
+    }
+    // Keep the first `from` blocks: whole pages before the page of block `from`, and its first blocks.
+    const keepPages = Math.ceil(part.from / PAGE);
+    while (el.children.length > keepPages) {
+      el.lastElementChild?.remove();
+    }
+    const partial = part.from % PAGE;
+    if (partial > 0) {
+      const page = el.lastElementChild as HTMLElement;
+      while (page.children.length > partial) {
+        page.lastElementChild?.remove();
+      }
+    }
+    let page = el.lastElementChild as HTMLElement | null;
+    for (const html of part.blocks) {
+      if (page === null || page.children.length >= PAGE) {
+        page = document.createElement('div');
+        page.className = 'page';
+        el.appendChild(page);
+      }
+      const block = document.createElement('div');
+      block.className = 'block';
+      block.innerHTML = html;
+      page.appendChild(block);
+    }
   }
 }
 
 function setState(state: ViewState): void {
-  header.textContent = state.header;
-  stop.hidden = !state.running;
-  document.body.classList.toggle('running', state.running);
+  // Only what changed: a flush sends the state each time, and a change costs a layout.
+  if (header.textContent !== state.header) {
+    header.textContent = state.header;
+  }
+  if (stop.hidden !== !state.running) {
+    stop.hidden = !state.running;
+  }
+  if (document.body.classList.contains('running') !== state.running) {
+    document.body.classList.toggle('running', state.running);
+  }
+}
+
+/** ACP_SIDECAR_VSCODE_PERF (the extension says so): how long each change takes here. */
+let perf = false;
+let longTask = 0;
+
+function watchLongTasks(): void {
+  try {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        longTask = Math.max(longTask, entry.duration);
+      }
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {
+    // no long-task timing here: only the changes' own durations are reported
+  }
 }
 
 window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
   const msg = event.data;
+  const started = performance.now();
   const follow = nearBottom();
   switch (msg.type) {
     case 'conversation':
       showParts(msg.reset, msg.count, msg.parts);
       break;
+    case 'perf':
+      perf = true;
+      watchLongTasks();
+      return;
     case 'live':
       live.innerHTML = msg.html;
       break;
@@ -63,9 +124,17 @@ window.addEventListener('message', (event: MessageEvent<HostMessage>) => {
       input.focus();
       return;
   }
-  empty.hidden = conversation.textContent !== '' || live.children.length > 0;
+  const hidden = conversation.firstElementChild !== null || live.children.length > 0;
+  if (empty.hidden !== hidden) {
+    empty.hidden = hidden;
+  }
   if (follow) {
     log.scrollTop = log.scrollHeight;
+  }
+  if (perf && msg.type === 'conversation') {
+    void log.scrollHeight; // the layout the change needs, done now: counted with it
+    vscode.postMessage({ type: 'perf', ms: performance.now() - started, longTask });
+    longTask = 0;
   }
 });
 
