@@ -79,7 +79,10 @@ PARTIAL_AGENTS = {
         "initialize and what it advertises in `acp/status`, `session/new` (with a fake "
         "`AUGMENT_SESSION_AUTH`: Auggie cannot authenticate over ACP) and `session/list` pass. "
         "Every other row needs a prompt, and its prompts go to Augment's own backend "
-        "(`/chat-stream`, `/get-models`, `/settings/*`), a private protocol no mock here imitates."
+        "(`/chat-stream`, `/get-models`, `/settings/*`), a private protocol no mock here imitates. "
+        "It answers `session/new` at once and creates the session in the background; when that "
+        "fails offline (seen under load), the rejection nobody awaits ends the process (agent): "
+        "the sidecar reports the exit and starts it again on the next request."
     ),
 }
 

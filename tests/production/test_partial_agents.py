@@ -13,6 +13,7 @@ import secrets
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcServerError
 
 from tests.production.harness import Setup
 from tests.production.mock_script import read_reply
@@ -33,7 +34,14 @@ async def test_auggie_opens_a_session_without_augments_backend(setup: Setup) -> 
         assert [m["id"] for m in status["modes"]] == ["default", "ask"], status
         # It offers no model to choose (`availableModels: []`) and lists sessions (none yet saved).
         assert not status["models"], status
-        listed = await ed.command("acp.session.list", {"refresh": True})
+        try:
+            listed = await ed.command("acp.session.list", {"refresh": True})
+        except JsonRpcServerError as exc:
+            # Auggie answers session/new at once and creates the session in the background; offline
+            # that can fail, and the rejection, which nothing awaits, ends the process (its bug,
+            # seen under load in CI). The sidecar says why, and the next request starts it again.
+            assert "the agent node exited (code 1)" in str(exc), exc
+            listed = await ed.command("acp.session.list", {"refresh": True})
         assert created["sessionId"] in [s["sessionId"] for s in listed["sessions"]], listed
     assert not setup.mock.requests, setup.mock.describe()
 
