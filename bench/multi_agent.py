@@ -11,37 +11,16 @@ reaper). Nothing of an agent may be left after its stop.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import Any
+
+from sidecar.acp.reaper import descendants
 
 from .common import BenchResult, table, temp_state, vm_rss_kib
 from .editor import SidecarEditor
 
 IDLE_STOP_SECONDS = 2
 NAMES = ("demo", "second", "third")
-
-
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
 
 
 def _mib(kib: int | None) -> float:
@@ -68,7 +47,7 @@ async def multi_agent(quick: bool) -> BenchResult:
         editor = await SidecarEditor.start(state, ws, options=options)
 
         def mark(label: str, key: str) -> None:
-            kids = _descendants(editor.pid)
+            kids = descendants(editor.pid)
             agents_kib = sum(vm_rss_kib(p) or 0 for p in kids)
             sidecar = _mib(vm_rss_kib(editor.pid))
             marks[key] = {
@@ -97,7 +76,7 @@ async def multi_agent(quick: bool) -> BenchResult:
                 while set((await states()).values()) != {"stopped"}:
                     await asyncio.sleep(0.1)
             for _ in range(50):  # the processes are reaped right after the state changes
-                if not _descendants(editor.pid):
+                if not descendants(editor.pid):
                     break
                 await asyncio.sleep(0.1)
             mark(f"all three stopped idle ({IDLE_STOP_SECONDS} s)", "stopped")

@@ -13,13 +13,12 @@ stall (target: never over 50 ms). --quick streams 120 KB and compares 100 KB wit
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from .common import BENCH_DIR, SIDECAR, BenchResult, bench_env, median, percentile, table, temp_state
-from .transcript import find_nvim
+from .transcript import find_nvim, run_headless
 
 SCRIPT = BENCH_DIR / "nvim_chat.lua"
 PLUGIN = BENCH_DIR.parent / "editor-configs" / "nvim"
@@ -40,34 +39,7 @@ async def run_chat(nvim: str, prompt: str, state: Path, ws: Path, timeout: float
         XDG_CONFIG_HOME=str(state.parent / "xdg-config"),
         XDG_DATA_HOME=str(state.parent / "xdg-data"),
     )
-    proc = await asyncio.create_subprocess_exec(
-        nvim,
-        "--headless",
-        "--clean",
-        "--cmd",
-        f"set rtp^={PLUGIN}",
-        "-l",
-        str(SCRIPT),
-        cwd=ws,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    try:
-        _, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        proc.kill()
-        await proc.wait()
-        raise
-    if not out.exists():
-        raise RuntimeError(
-            f"nvim wrote no result (exit {proc.returncode}): {err.decode(errors='replace')[-2000:]}"
-        )
-    result: dict[str, Any] = json.loads(out.read_text())
-    if result.get("error"):
-        raise RuntimeError(f"nvim: {result['error']}")
-    return result
+    return await run_headless(nvim, ["--cmd", f"set rtp^={PLUGIN}"], SCRIPT, ws, env, out, timeout)
 
 
 def summarize(edits: list[list[float]], windows: tuple[tuple[str, int, int], ...]) -> dict[str, Any]:

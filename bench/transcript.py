@@ -36,20 +36,17 @@ def find_nvim() -> str | None:
     return shutil.which("nvim", path=str(Path(PYTHON).parent)) or shutil.which("nvim")
 
 
-async def run_nvim(nvim: str, prompts: list[str], state: Path, ws: Path, timeout: float) -> dict[str, Any]:
-    out = state.parent / "nvim-result.json"
-    env = bench_env(state)
-    env.update(
-        BENCH_SIDECAR=json.dumps([SIDECAR, "--state-dir", str(state), "--agent", f"{PYTHON} {STAMP_AGENT}"]),
-        BENCH_PROMPTS=json.dumps(prompts),
-        BENCH_OUT=str(out),
-    )
+async def run_headless(
+    nvim: str, args: list[str], script: Path, ws: Path, env: dict[str, str], out: Path, timeout: float
+) -> dict[str, Any]:
+    """Run `script` in a headless, clean Neovim (`args` before it) and read the JSON it writes to `out`."""
     proc = await asyncio.create_subprocess_exec(
         nvim,
         "--headless",
         "--clean",
+        *args,
         "-l",
-        str(SCRIPT),
+        str(script),
         cwd=ws,
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
@@ -70,6 +67,17 @@ async def run_nvim(nvim: str, prompts: list[str], state: Path, ws: Path, timeout
     if result.get("error"):
         raise RuntimeError(f"nvim: {result['error']}")
     return result
+
+
+async def run_nvim(nvim: str, prompts: list[str], state: Path, ws: Path, timeout: float) -> dict[str, Any]:
+    out = state.parent / "nvim-result.json"
+    env = bench_env(state)
+    env.update(
+        BENCH_SIDECAR=json.dumps([SIDECAR, "--state-dir", str(state), "--agent", f"{PYTHON} {STAMP_AGENT}"]),
+        BENCH_PROMPTS=json.dumps(prompts),
+        BENCH_OUT=str(out),
+    )
+    return await run_headless(nvim, [], SCRIPT, ws, env, out, timeout)
 
 
 def _lags_ms(run: dict[str, Any]) -> list[tuple[int, float]]:
