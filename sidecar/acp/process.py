@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import sys
@@ -28,6 +29,21 @@ log = logging.getLogger(__name__)
 
 REAPER = Path(reaper.__file__)
 HANDSHAKE_TIMEOUT = 30.0
+
+
+LAST_WORDS_SCAN = 200  # the lines of the tail searched for an error headline
+LAST_WORD_MAX = 300
+# The line that names the error: `TypeError: x`, `Error [ERR_X]: x`, `error: x`, `fatal: x`,
+# `Uncaught Error: x`, Rust's `thread 'main' panicked at ...`.
+_HEADLINE = re.compile(
+    r"(?:uncaught |unhandled )?(?:[\w.$]*(?:error|exception)(?: \[[\w-]+\])?:"
+    r"|(?:fatal|panic)(?:\[\w+\])?:|thread '.*' panicked)",
+    re.IGNORECASE,
+)
+
+
+def _clip(line: str) -> str:
+    return line if len(line) <= LAST_WORD_MAX else line[: LAST_WORD_MAX - 1] + "…"
 
 
 class StderrRing:
@@ -51,6 +67,25 @@ class StderrRing:
 
     def tail(self, n: int = 20) -> list[str]:
         return list(self._lines)[-n:]
+
+    def last_words(self, lines: int = 3) -> str:
+        """What to tell the user of why the agent stopped, on one line.
+
+        A crash's last lines are often noise (node ends with `}`, a blank line and
+        `Node.js v24`): the last error headline is shown first, then the last line.
+        """
+        said = [line.strip() for line in list(self._lines)[-LAST_WORDS_SCAN:] if line.strip()]
+        headline = next((i for i in range(len(said) - 1, -1, -1) if _HEADLINE.match(said[i])), None)
+        if headline is None:
+            words = said[-lines:]
+        else:
+            words = said[headline : headline + 1]
+            if words[0].endswith(":") and headline + 1 < len(said):
+                words.append(said[headline + 1])  # Rust's panic says what on the next line
+            after = headline + len(words)
+            if after < len(said):
+                words += (["…"] if after < len(said) - 1 else []) + [said[-1]]
+        return " | ".join(_clip(word) for word in words)
 
 
 class AgentProcess:

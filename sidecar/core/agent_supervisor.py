@@ -142,7 +142,7 @@ class AgentSupervisor:
                 # It died before answering: its exit code and last words say why.
                 why = await self.exit_reason(f"initialize failed: {exc.message}")
             else:
-                tail = " | ".join(client.process.stderr.tail(3))
+                tail = client.process.stderr.last_words()
                 why = f"initialize failed: {exc.described()}" + (f" (stderr: {tail})" if tail else "")
             await client.stop(grace=0.2)
             self._failed(f"{why}. The agent's full stderr is in {self.options.log_hint}")
@@ -197,7 +197,7 @@ class AgentSupervisor:
                 code = await asyncio.wait_for(client.process.wait(), 1.0)
         if code is None:
             return self.problem or fallback
-        tail = " | ".join(client.process.stderr.tail(3))
+        tail = client.process.stderr.last_words()
         return f"the agent {self.name} exited (code {code})" + (f"; stderr: {tail}" if tail else "")
 
     # ------------------------------------------------------------------ identity

@@ -71,6 +71,7 @@ class Spawn(Protocol):
 
 class StderrTail(Protocol):
     def tail(self, n: int = 20) -> list[str]: ...
+    def last_words(self, lines: int = 3) -> str: ...
 
 
 class AgentProcessView(Protocol):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sidecar.acp import AcpClient, CapabilityMissing, ConnectionClosed, RemoteError
+from sidecar.acp.process import LAST_WORD_MAX, StderrRing
 from tests.procs import alive, descendants, wait_gone
 from tests.schema_check import assert_valid
 
@@ -341,3 +342,59 @@ async def test_set_title_not_offered_and_malformed_answers(workspace: Path, stat
             assert "session/set_title" in bad.value.message, bad.value
     finally:
         await client.stop(grace=1)
+
+
+NODE_CRASH = """/app/node_modules/agent/dist/index.js:812
+      throw new Error(`session creation failed: ${reason}`);
+            ^
+
+Error: session creation failed: getaddrinfo ENOTFOUND api.example.com
+    at createSession (/app/node_modules/agent/dist/index.js:812:13)
+    at process.processTicksAndRejections (node:internal/process/task_queues:105:5) {
+  code: 'ENOTFOUND'
+}
+
+Node.js v24.11.1
+"""
+
+RUST_PANIC = """thread 'main' panicked at src/main.rs:12:5:
+no config at /home/u/.agent.toml
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+"""
+
+PYTHON_CRASH = """Traceback (most recent call last):
+  File "/app/agent.py", line 3, in <module>
+    main()
+ValueError: the model name is empty
+"""
+
+
+@pytest.mark.parametrize(
+    ("stderr", "said"),
+    [
+        (
+            NODE_CRASH,
+            "Error: session creation failed: getaddrinfo ENOTFOUND api.example.com | … | Node.js v24.11.1",
+        ),
+        (
+            RUST_PANIC,
+            "thread 'main' panicked at src/main.rs:12:5: | no config at /home/u/.agent.toml"
+            " | note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+        ),
+        (PYTHON_CRASH, "ValueError: the model name is empty"),
+        ("starting\n\nlistening on stdio\n\n\n", "starting | listening on stdio"),
+        ("", ""),
+    ],
+)
+def test_last_words_name_the_error_not_the_noise_after_it(stderr: str, said: str) -> None:
+    ring = StderrRing()
+    for line in stderr.splitlines():
+        ring.add(line)
+    assert ring.last_words() == said
+
+
+def test_last_words_are_bounded_per_line() -> None:
+    ring = StderrRing()
+    ring.add("TypeError: " + "x" * 5_000)
+    words = ring.last_words()
+    assert words.startswith("TypeError: xxx") and words.endswith("…") and len(words) == LAST_WORD_MAX

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
+from sidecar.acp.process import StderrRing
 from sidecar.core.engine import Engine, EngineOptions, PermissionRequest
 from sidecar.core.updates import Routed
 from sidecar.transcripts import DocumentChange
@@ -77,18 +78,10 @@ class PromptCall:
             self.answer.set_result({"stopReason": stop})
 
 
-class FakeStderr:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def tail(self, n: int = 20) -> list[str]:
-        return self.lines[-n:]
-
-
 class FakeProcess:
     def __init__(self) -> None:
         self.returncode: int | None = None
-        self.stderr = FakeStderr()
+        self.stderr = StderrRing()  # the real ring: only the process is faked
         self.exited = asyncio.Event()
 
     async def wait(self) -> int:
@@ -191,7 +184,7 @@ class FakeAgent:
     def die(self, code: int = 3, stderr: str | None = None) -> None:
         """The process exits: every call in flight fails, as a closed connection does."""
         if stderr is not None:
-            self.process.stderr.lines.append(stderr)
+            self.process.stderr.add(stderr)
         self.process.exit(code)
         self._closed.set()
         for call in self.control.prompts:
