@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .lsp.server import AcpLanguageServer
 
 APP = "acp-sidecar"
 
@@ -150,6 +155,24 @@ def _seconds(variable: str, default: float) -> float:
     return value / 1000
 
 
+def _build(args: argparse.Namespace) -> AcpLanguageServer:
+    _setup_logging(args.log_file, args.log_level)
+    from .lsp.app import build_server
+    from .lsp.server import LaunchConfig
+
+    launch = LaunchConfig(
+        agent_command=shlex.split(args.agent) if args.agent else None,
+        state_dir=state_dir(args.state_dir),
+        env_agent=os.environ.get("ACP_SIDECAR_AGENT") or None,
+        request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
+        cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
+        transcript_interval=_seconds("ACP_SIDECAR_TRANSCRIPT_INTERVAL_MS", 0.25),
+        client_process_id=args.client_process_id,
+        log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
+    )
+    return build_server(launch)
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list[:1] == ["demo-agent"]:
@@ -163,29 +186,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser()
     args = ap.parse_args(args_list)
     _refuse_other_transports(ap, args)
-    _setup_logging(args.log_file, args.log_level)
     if sys.stdin.isatty() and not args.tcp:
         sys.stderr.write(TTY_NOTE)
         sys.stderr.flush()
-
-    from .lsp.app import build_server, serve_stdio
-    from .lsp.server import LaunchConfig
-
-    launch = LaunchConfig(
-        agent_command=shlex.split(args.agent) if args.agent else None,
-        state_dir=state_dir(args.state_dir),
-        env_agent=os.environ.get("ACP_SIDECAR_AGENT") or None,
-        request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
-        cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
-        transcript_interval=_seconds("ACP_SIDECAR_TRANSCRIPT_INTERVAL_MS", 0.25),
-        client_process_id=args.client_process_id,
-        log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
-    )
-    server = build_server(launch)
+    # Importing the LSP layer (lsprotocol's hundreds of classes) and building the server only
+    # create objects that live as long as the process: collecting during that is time lost before
+    # `initialize` can be answered, and frozen they are never walked by a later collection.
+    gc.disable()
+    try:
+        server = _build(args)
+    finally:
+        gc.freeze()
+        gc.enable()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
         return 0
+
+    from .lsp.app import serve_stdio
 
     async def run() -> int:
         return await serve_stdio(server)
