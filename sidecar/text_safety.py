@@ -51,6 +51,9 @@ _OPEN_ESCAPE = re.compile(
     r"|(?:\x1b\[|\x9b)[0-?]*+[ -/]*+"
     r"|\x1b[ -/]*+)\Z"
 )
+# Where an escape sequence can start: a search for one character is a fast scan, where a search
+# for `_OPEN_ESCAPE` tries its alternatives at every position (a tenth of a long replay's cost).
+_ESCAPE_START = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -303,9 +306,11 @@ class TextCleaner:
         # after it, in this chunk or the next.
         text = fix_surrogates(text)
         cut = len(text)
-        open_escape = _OPEN_ESCAPE.search(text, max(0, cut - _MAX_HELD))
-        if open_escape is not None and open_escape.end() - open_escape.start() < _MAX_HELD:
-            cut = open_escape.start()
+        start = max(0, cut - _MAX_HELD)
+        if _ESCAPE_START.search(text, start) is not None:
+            open_escape = _OPEN_ESCAPE.search(text, start)
+            if open_escape is not None and open_escape.end() - open_escape.start() < _MAX_HELD:
+                cut = open_escape.start()
         self._held = text[cut:] + tail
         return _clean_complete(text[:cut])
 

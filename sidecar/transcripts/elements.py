@@ -9,6 +9,7 @@ backtick run inside it.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import re
@@ -54,8 +55,13 @@ STOP_WORDS = {
 }
 
 
+# One encoder for every digest: `json.dumps` with these options builds a new one per call, a
+# quarter of a tool call's rendering in a long replay. The keys are on disk: same output as before.
+_DIGEST_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def digest(*parts: object) -> str:
-    data = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    data = _DIGEST_JSON.encode(parts)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
@@ -179,6 +185,7 @@ def _lines(text: str) -> list[str]:
     return text.removesuffix("\n").split("\n")
 
 
+@functools.lru_cache(maxsize=1024)  # a session names the same files again and again
 def display_path(uri_or_path: str, cwd: str | None) -> str:
     """A file URI or path as a short path (relative to `cwd` when inside it); other URIs as given."""
     path = uri_or_path

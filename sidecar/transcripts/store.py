@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .document import PROMPT_AREA, TRIM_NOTE, header_text, separator_for, title_line
+from .document import PROMPT_AREA, TRIM_NOTE, header_text, parse_identity, separator_for, title_line
 from .elements import HEADINGS
 from .files import Locked, locked_file, private_dir, read_all, read_shared, remove_stale_temp, write_all
 from .index import ItemIndex
@@ -291,14 +291,34 @@ class _Open:
         what we wrote, not normalised: a message that streams on may end mid-line, or inside a
         code block closed only provisionally, and the next append continues it there."""
         fast = self._fast()
-        layout, created = self._layout()
-        if fast is not None and not created and not layout.repaired:
-            start = len(layout.header.encode("utf-8", "surrogatepass"))
-            if start <= fast.body_end:
-                body = os.pread(self.locked.fd, fast.body_end - start, start)
-                layout.body = body.decode("utf-8", "surrogatepass")
-                layout.closing = fast.sep.strip("\n")
-        return layout, created
+        own = self._own_layout(fast) if fast is not None else None
+        return (own, False) if own is not None else self._layout()
+
+    def _own_layout(self, fast: _Known) -> Layout | None:
+        """The parts of a document `_fast` vouched for, without parsing the conversation (a
+        block scan of megabytes): the header is read again, the body and the prompt area are
+        exactly what we wrote. None when the header is no longer ours (then parse it whole)."""
+        remove_stale_temp(self.path)  # we hold the lock
+        data = read_all(self.locked.fd)
+        first = data.find(b"\n")
+        second = data.find(b"\n", first + 1) if first >= 0 else -1
+        if not data.startswith(b"# ") or second < 0 or data[second + 1 : second + 2] != b"\n":
+            return None
+        start = second + 2
+        if start > fast.body_end:
+            return None
+        try:
+            header = data[:start].decode("utf-8")
+            body = data[start : fast.body_end].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return None
+        title_line, identity = header.split("\n", 2)[:2]
+        if parse_identity(identity) != (self.agent, self.session_id):
+            return None
+        prompt = fast.tail[len(fast.sep.encode("utf-8", "surrogatepass")) + len(_AREA_BYTES) :]
+        return Layout(
+            header, title_line, body, prompt.decode("utf-8", "replace"), closing=fast.sep.strip("\n")
+        )
 
     def _layout(self) -> tuple[Layout, bool]:
         """The whole document, parsed (created if empty). Returns (layout, created)."""
@@ -481,11 +501,11 @@ class _Open:
     def _append_whole(self, batch: Batch, text: str, fast: _Known | None) -> DocumentChange:
         """Append by rewriting the whole document: when someone else wrote last (bridge to it),
         after a crash (repair), or when the head must be trimmed."""
-        layout, created = self._layout()
-        if fast is not None and not layout.repaired:
+        own = self._own_layout(fast) if fast is not None else None
+        layout, created = (own, False) if own is not None else self._layout()
+        if own is not None:
             # Our own document: the conversation ends exactly where we left it (maybe mid-line).
-            data = read_all(self.locked.fd)
-            old_body = data[len(layout.header.encode()) : fast.body_end].decode("utf-8", "surrogatepass")
+            old_body = own.body
         else:
             old_body = layout.body
             if old_body:
