@@ -164,23 +164,30 @@ def trim_head(body: str, remove_bytes: int, prefer_within: int) -> tuple[str, in
 
 
 def _choose_cut(body: str, remove_bytes: int, prefer_within: int) -> tuple[int | None, BlockState, int]:
-    position_bytes = 0
-    fallback: tuple[int, BlockState, int] | None = None
-    last_offset = 0
-    for offset, state in line_states(body):
-        position_bytes += len(body[last_offset:offset].encode("utf-8", "surrogatepass"))
-        last_offset = offset
-        if position_bytes < remove_bytes or offset == 0:
-            continue
-        if fallback is None:
-            fallback = (offset, state, position_bytes)
-        if state.mode is not Mode.FENCE and state.after_blank and body.startswith(_OUR_HEADINGS, offset):
-            return offset, state, position_bytes
-        if position_bytes - fallback[2] > prefer_within:
-            break
-    if fallback is None:
+    """The first line start at least `remove_bytes` bytes in (never the first line), or one of our
+    headings at most `prefer_within` bytes after it. The lines before it are scanned in one pass
+    (half the cost of a state per line: a long replay trims megabytes at a time)."""
+    char, _ = _char_at_byte(body, remove_bytes)
+    start = char if char > 0 and body[char - 1] == "\n" else body.find("\n", char) + 1
+    if start <= 0 or start >= len(body):
         return None, BlockState(), 0
-    return fallback
+    state = scan_end(body[:start])
+    first_bytes = len(body[:start].encode("utf-8", "surrogatepass"))
+    rest = body[start:]
+    position_bytes = first_bytes
+    last_offset = 0
+    for offset, line_state in line_states(rest, state):
+        position_bytes += len(rest[last_offset:offset].encode("utf-8", "surrogatepass"))
+        last_offset = offset
+        if (
+            line_state.mode is not Mode.FENCE
+            and line_state.after_blank
+            and rest.startswith(_OUR_HEADINGS, offset)
+        ):
+            return start + offset, line_state, position_bytes
+        if position_bytes - first_bytes > prefer_within:
+            break
+    return start, state, first_bytes
 
 
 def _char_at_byte(text: str, byte_count: int) -> tuple[int, int]:
