@@ -3,6 +3,8 @@ text to a conversation someone else ended. Pure text functions: the store does t
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .blocks import BlockState, Mode, line_states, scan_end
@@ -132,14 +134,18 @@ def bridge(body: str, mid_line: bool, fence: str) -> str:
     return "".join(parts)
 
 
-def trim_head(body: str, remove_bytes: int, prefer_within: int) -> tuple[str, int, int]:
+def trim_head(
+    body: str, remove_bytes: int, prefer_within: int, headings: Sequence[int] = ()
+) -> tuple[str, int, int]:
     """Cut at least `remove_bytes` bytes from the head of a conversation; returns the new body
     (starting with the trim note), how many bytes of conversation are gone in all, and how many
     characters of `body` were replaced by the new note (and re-opening fence).
 
     The cut is at a line start, where the block state is known, so the rest keeps its structure:
     a code block cut in two is re-opened. One of our own headings within `prefer_within` bytes
-    after the minimum is preferred."""
+    after the minimum is preferred. `headings`: offsets in `body`, in order, where the writer
+    knows one of our headings starts at the top level after a blank line (the store's replayed
+    sections): the first one far enough in is the cut, with no scan of what comes before."""
     earlier = 0
     skipped = 0
     note = TRIM_NOTE.match(body)
@@ -147,7 +153,8 @@ def trim_head(body: str, remove_bytes: int, prefer_within: int) -> tuple[str, in
         earlier = int(note.group(1))
         skipped = note.end()
         body = body[skipped:]
-    cut_offset, cut_state, cut_bytes = _choose_cut(body, remove_bytes, prefer_within)
+    known = _known_heading_cut(body, remove_bytes, prefer_within, [h - skipped for h in headings])
+    cut_offset, cut_state, cut_bytes = known or _choose_cut(body, remove_bytes, prefer_within)
     if cut_offset is None:
         # No line starts late enough: cut inside the last line.
         cut_offset, cut_bytes = _char_at_byte(body, remove_bytes)
@@ -161,6 +168,22 @@ def trim_head(body: str, remove_bytes: int, prefer_within: int) -> tuple[str, in
     kept = body[cut_offset:]
     new_note = f"_… {gone} earlier bytes trimmed …_\n\n"
     return new_note + prefix + kept, gone, skipped + cut_offset
+
+
+def _known_heading_cut(
+    body: str, remove_bytes: int, prefer_within: int, headings: Sequence[int]
+) -> tuple[int, BlockState, int] | None:
+    """The first of `headings` at least `remove_bytes` bytes in, when it is at most
+    `prefer_within` bytes further (else None: scan)."""
+    char, _ = _char_at_byte(body, remove_bytes)
+    at = bisect.bisect_left(headings, max(char, 1))
+    if at == len(headings) or headings[at] >= len(body):
+        return None
+    offset = headings[at]
+    cut_bytes = len(body[:offset].encode("utf-8", "surrogatepass"))
+    if cut_bytes - remove_bytes > prefer_within:
+        return None
+    return offset, BlockState(Mode.CERTAIN, after_blank=True), cut_bytes
 
 
 def _choose_cut(body: str, remove_bytes: int, prefer_within: int) -> tuple[int | None, BlockState, int]:

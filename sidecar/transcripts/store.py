@@ -417,7 +417,7 @@ class _Open:
     def append(self, batch: Batch) -> DocumentChange | None:
         fast = self._fast()
         tail_of_body = fast.context[-2:] if fast is not None else None
-        text, keys = self._batch_text(batch, tail_of_body)
+        text, keys, headings = self._batch_text(batch, tail_of_body)
         if text.startswith(_TURN_START[1:]) or _TURN_START in text:
             self.store._raised.pop(self.path, None)  # a new turn: the one raised for is older now
         if not text:
@@ -429,16 +429,19 @@ class _Open:
         elif fast is not None and self._fits(fast, text):
             change = self._append_in_place(fast, text, batch.closing)
         else:
-            change = self._append_whole(batch, text, fast)
+            change = self._append_whole(batch, text, fast, headings)
         # The keys go after the text: a crash between the two can repeat an item on a later
         # replay, never lose one. (A disk that refuses them: they wait in memory, see index.py.)
         self.store._index.add(self.keys_path, keys)
         return change
 
-    def _batch_text(self, batch: Batch, body_tail: str | None) -> tuple[str, list[str]]:
-        """The batch as text (replayed items the document holds dropped) and the keys to record."""
+    def _batch_text(self, batch: Batch, body_tail: str | None) -> tuple[str, list[str], list[int]]:
+        """The batch as text (replayed items the document holds dropped), the keys to record, and
+        where in the text the section headings put between replayed items start (each after a
+        blank line, at the top level: whole items end their code blocks)."""
         keys = list(batch.keys)
         items_text = ""
+        item_headings: list[int] = []
         if batch.items:
             # What the document holds, and the live items going in just before the replay.
             index = self.store._index.counts(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
@@ -446,24 +449,33 @@ class _Open:
             matched = cursor.matched if cursor is not None else Counter()
             parts: list[str] = []
             section: str | None = None
+            size = 0
             for item in batch.items:
                 matched[item.key] += 1
                 if matched[item.key] <= index[item.key]:
                     continue  # the document already has it
                 if item.section is not None and item.section != section:
-                    parts.append(HEADINGS[item.section] + "\n\n")
+                    if parts:
+                        item_headings.append(size)
+                    heading = HEADINGS[item.section] + "\n\n"
+                    parts.append(heading)
+                    size += len(heading)
                 section = item.section
                 parts.append(item.text + "\n")
+                size += len(item.text) + 1
                 keys.append(item.key)
             items_text = "".join(parts)
         text = batch.lead
+        headings: list[int] = []
         if items_text:
-            text += _blank_after(text or (body_tail or "")) + items_text
+            text += _blank_after(text or (body_tail or ""))
+            headings = [len(text) + at for at in item_headings]
+            text += items_text
         if batch.text:
             if batch.needs_blank and (text or body_tail):
                 text += _blank_after(text or (body_tail or ""))
             text += batch.text
-        return text, keys
+        return text, keys, headings
 
     def _fits(self, fast: _Known, text: str) -> bool:
         added = len(text.encode("utf-8", "surrogatepass")) + 2
@@ -498,15 +510,19 @@ class _Open:
         )
         return DocumentChange(self.path, edits=(edit,))
 
-    def _append_whole(self, batch: Batch, text: str, fast: _Known | None) -> DocumentChange:
+    def _append_whole(
+        self, batch: Batch, text: str, fast: _Known | None, headings: list[int]
+    ) -> DocumentChange:
         """Append by rewriting the whole document: when someone else wrote last (bridge to it),
-        after a crash (repair), or when the head must be trimmed."""
+        after a crash (repair), or when the head must be trimmed. `headings`: see `_batch_text`."""
         own = self._own_layout(fast) if fast is not None else None
         layout, created = (own, False) if own is not None else self._layout()
         if own is not None:
             # Our own document: the conversation ends exactly where we left it (maybe mid-line).
             old_body = own.body
+            cuts = [len(old_body) + at for at in headings]
         else:
+            cuts = []  # the text is bridged to someone else's: its own offsets no longer hold
             old_body = layout.body
             if old_body:
                 text = bridge(old_body, batch.mid_line, batch.fence) + text
@@ -520,7 +536,7 @@ class _Open:
         if total > self.store.max_bytes:
             remove = self._to_trim(combined, total)
             if remove > 0:
-                layout.body, trimmed, replaced = trim_head(combined, remove, self.store.max_bytes // 8)
+                layout.body, trimmed, replaced = trim_head(combined, remove, self.store.max_bytes // 8, cuts)
                 total = len(layout.text().encode("utf-8", "surrogatepass"))
         if total > self.store.max_bytes:  # the current turn alone is over the bound: raise it
             self.store._raised[self.path] = min(self.store.ceiling, total + self.store.max_bytes // 4)

@@ -232,3 +232,40 @@ def test_live_history_still_open_when_a_replay_begins_is_not_doubled_by_it(tmp_p
     assert text.count("an old question") == 1 and text.count("an old answer") == 1
     assert text.count("_Renamed to “Fix auth”_") == 1
     assert_well_formed(text)
+
+
+def long_history(turns: int) -> list[JsonObj]:
+    answer = ["Part one ```py\n", "x = 1\n", "still code", " é€ " * 40]  # an answer ending inside code
+    return [turn([{"type": "text", "text": f"Question {n}"}], None, answer, f"t{n}") for n in range(turns)]
+
+
+def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store knows where its replayed sections start: its cut there is the one a scan of every
+    line finds (measured by the same load with those places withheld)."""
+    from sidecar.transcripts import layout
+
+    history = long_history(300)
+    cuts: list[object] = []
+    find = layout._known_heading_cut
+    monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: cuts.append(find(*args)) or cuts[-1])
+    known = TranscriptStore(tmp_path / "known", max_bytes=16 * 1024, durable=False)
+    live(known, history[:2])
+    load(known, history)
+    text = known.read(AGENT, SESSION)
+    assert text is not None
+    assert cuts and all(cut is not None for cut in cuts)  # every trim was cut at a known heading
+
+    monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: None)
+    scanned = TranscriptStore(tmp_path / "scanned", max_bytes=16 * 1024, durable=False)
+    live(scanned, history[:2])
+    load(scanned, history)
+    assert scanned.read(AGENT, SESSION) == text
+
+    assert_well_formed(text)
+    body = text.split("\n\n", 1)[1]
+    assert layout.TRIM_NOTE.match(body) is not None
+    assert body.split("\n\n", 1)[1].startswith("## ")  # the cut is at one of our headings
+    assert "Question 299" in text and "Question 0\n" not in text
+    assert len(text.encode()) <= 16 * 1024
