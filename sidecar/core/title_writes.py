@@ -98,6 +98,13 @@ class TitleWrites:
     def idle(self) -> bool:
         return not any(s.writing or s.queued for s in self._sessions.values())
 
+    def ahead_of_store(self) -> list[TitleRecord]:
+        """What the editor was shown that the store may not hold yet: the records of sessions
+        with a write queued, in flight or failed. Every other shown record was read from the store
+        or shown once its write committed (the store holds it, or something newer)."""
+        pending = self.dirty | {sid for sid, state in self._sessions.items() if state.writing or state.queued}
+        return [self.shown[sid] for sid in pending if sid in self.shown]
+
     def saved(self, record: TitleRecord) -> None:
         """A record read from the store: it is what the editor may be shown."""
         self.shown[record.session_id] = record

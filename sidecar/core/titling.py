@@ -12,7 +12,7 @@ import heapq
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar
@@ -518,8 +518,13 @@ class Titling:
         shown are read from the store, so the newest few cost the same in any history."""
         store, keys = self.store, self._agents.stored_keys()
         names = {key: name for name, key in keys}
-        # What this process has shown is the freshest (also when the store fails).
-        shown = {r.session_id: r for r in self.writes.shown.values() if cwd is None or r.cwd == cwd}
+
+        def of_cwd(records: Iterable[TitleRecord]) -> dict[str, TitleRecord]:
+            return {r.session_id: r for r in records if cwd is None or r.cwd == cwd}
+
+        # What this process has shown and the store may not hold yet is the freshest; the rest is
+        # read from the store (a reconcile may have shown thousands: not sorted on every list).
+        shown = of_cwd(self.writes.ahead_of_store())
         folders = all_cwds if cwd is None else ()
 
         def take(stored: Iterator[TitleRecord]) -> tuple[list[tuple[TitleRecord, JsonObj]], bool]:
@@ -551,6 +556,7 @@ class Titling:
                 picked, more = await self._in_store(lambda: store.newest(names, cwd, take))
         except StoreUnavailable as exc:
             self._report(exc)
+            shown = of_cwd(self.writes.shown.values())  # all the store cannot say
             picked, more = take(iter(()))
         owner = self._agents.owner
         return [

@@ -1,0 +1,48 @@
+"""The session list after a reconcile changed thousands of records: read from the store, not
+sorted from what the editor was shown (that made every list cost the whole history)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sidecar.core.engine import Engine
+from sidecar.titles import TitleRecord, TitleSource, TitleStore
+from tests.unit.fake_agent import FakeAgents
+
+HISTORY = 2_000
+
+
+async def test_a_reconciled_history_is_listed_from_the_store_and_from_memory_when_it_fails(
+    engine: Engine, agents: FakeAgents, workspace: Path, tmp_path: Path
+) -> None:
+    with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
+        for i in range(HISTORY):
+            other.put(
+                TitleRecord(
+                    agent=engine.agent_key,
+                    session_id=f"old-{i:05d}",
+                    cwd=str(workspace),
+                    title=f"Old {i}",
+                    title_source=TitleSource.AGENT,
+                    changed_at=float(i),
+                    updated_at=f"2026-11-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+                )
+            )
+    client = agents.current
+    assert client is not None
+    await engine.titles.reconcile(client, None, engine.agents.default.name)  # the agent lists none
+    writes = engine.titles.writes
+    assert len(writes.shown) >= HISTORY  # every record marked missing was shown
+    assert writes.ahead_of_store() == []
+
+    listed, more = await engine.titles.entries(None, [str(workspace)], None, limit=10)
+    assert more and [e["sessionId"] for e in listed] == [
+        f"old-{i:05d}" for i in range(HISTORY - 1, HISTORY - 11, -1)
+    ]
+
+    # The store fails: the list is what the editor was shown, still the newest first.
+    engine.titles.store.close()
+    listed, more = await engine.titles.entries(None, [str(workspace)], None, limit=10)
+    assert more and [e["sessionId"] for e in listed] == [
+        f"old-{i:05d}" for i in range(HISTORY - 1, HISTORY - 11, -1)
+    ]
