@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from ..acp import AcpClient
@@ -410,9 +410,9 @@ class Engine:
         refresh: bool,
         all_cwds: Sequence[str],
         limit: int | None = None,
-        match: Callable[[JsonObj], bool] | None = None,
+        words: Sequence[str] = (),
     ) -> tuple[list[JsonObj], bool]:
-        return await self.registry.list(cwd, refresh, all_cwds, limit, match)
+        return await self.registry.list(cwd, refresh, all_cwds, limit, words)
 
     # ================================================================== turns
     async def prompt(

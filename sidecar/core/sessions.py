@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..acp.client import MAX_SESSION_ID_CHARS, too_long
@@ -289,11 +289,12 @@ class Sessions:
         refresh: bool,
         all_cwds: Sequence[str],
         limit: int | None = None,
-        match: Callable[[JsonObj], bool] | None = None,
+        words: Sequence[str] = (),
     ) -> tuple[list[JsonObj], bool]:
-        """Every configured agent's sessions, newest first: the first `limit` that `match`
-        accepts, and whether more would follow. `refresh`: each running agent that offers
-        session/list (and the default one, started when it is not) is asked first."""
+        """Every configured agent's sessions, newest first: the first `limit` that contain every
+        one of the lower-case `words` (see `Titling.entries`), and whether more would follow.
+        `refresh`: each running agent that offers session/list (and the default one, started when
+        it is not) is asked first."""
         if refresh:
             default = self._agents.default
             try:
@@ -311,7 +312,7 @@ class Sessions:
                 client = await supervisor.ensure()
                 for one in targets:
                     await supervisor.call(self._titles.reconcile(client, one, supervisor.name))
-        return await self._titles.entries(cwd, all_cwds, self.active_id, limit, match)
+        return await self._titles.entries(cwd, all_cwds, self.active_id, limit, words)
 
     # ------------------------------------------------------------------ updates from the agent
     def on_update(self, update: Update) -> None:

@@ -33,6 +33,7 @@ from ..titles import (
     apply_agent_info,
     apply_fallback,
     apply_rename_outcome,
+    contains_words,
     fallback_title,
     new_record,
     newest_first,
@@ -511,16 +512,21 @@ class Titling:
         all_cwds: Sequence[str],
         active_id: str | None,
         limit: int | None = None,
-        match: Callable[[JsonObj], bool] | None = None,
+        words: Sequence[str] = (),
     ) -> tuple[list[JsonObj], bool]:
         """Every configured agent's sessions, newest first, each naming its agent: the first
-        `limit` (all: None) that `match` accepts, and whether more would follow. Only the rows
-        shown are read from the store, so the newest few cost the same in any history."""
+        `limit` (all: None) that contain every one of the lower-case `words` (in the title, the
+        folder, the date or the id), and whether more would follow. Only the rows shown are read
+        from the store (filtered there), so the newest few cost the same in any history."""
         store, keys = self.store, self._agents.stored_keys()
         names = {key: name for name, key in keys}
 
         def of_cwd(records: Iterable[TitleRecord]) -> dict[str, TitleRecord]:
-            return {r.session_id: r for r in records if cwd is None or r.cwd == cwd}
+            return {
+                r.session_id: r
+                for r in records
+                if (cwd is None or r.cwd == cwd) and (not words or contains_words(r, words))
+            }
 
         # What this process has shown and the store may not hold yet is the freshest; the rest is
         # read from the store (a reconcile may have shown thousands: not sorted on every list).
@@ -538,8 +544,6 @@ class Titling:
                 if folders and (r.cwd is None or not _under_any(r.cwd, folders)):
                     continue
                 entry = r.to_session_entry(r.session_id == active_id)
-                if match is not None and not match(entry):
-                    continue
                 if limit is not None and len(picked) == limit:
                     return picked, True
                 seen.add(r.session_id)
@@ -553,7 +557,7 @@ class Titling:
                 picked, more = take(iter(()))
             else:
                 # The worker is FIFO: our own queued writes land before this read.
-                picked, more = await self._in_store(lambda: store.newest(names, cwd, take))
+                picked, more = await self._in_store(lambda: store.newest(names, cwd, take, words))
         except StoreUnavailable as exc:
             self._report(exc)
             shown = of_cwd(self.writes.shown.values())  # all the store cannot say

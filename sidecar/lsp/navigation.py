@@ -152,12 +152,7 @@ async def session_symbols(ls: AcpLanguageServer, query: str) -> list[types.Symbo
     if engine is None:
         return []
     words = query.lower().split()
-
-    def matches(entry: dict[str, object]) -> bool:
-        haystack = " ".join(str(entry.get(key) or "") for key in ("title", "cwd", "updatedAt", "sessionId"))
-        return all(word in haystack.lower() for word in words)
-
-    chosen, _more = await engine.list_sessions(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, matches)
+    chosen, _more = await engine.list_sessions(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, words)
     symbols = []
     for entry in chosen:
         session_id = str(entry["sessionId"])

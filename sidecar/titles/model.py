@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -167,6 +167,18 @@ class TitleRecord:
             "meta": None if self.meta is None else sanitize_meta_for_display(self.meta),
             "renameState": None if self.rename_state is None else str(self.rename_state),
         }
+
+
+def search_text(title: str | None, cwd: str | None, updated_at: str | None, session_id: str) -> str:
+    """What a session search looks in: title, folder, date and id, in lower case."""
+    return " ".join((title or "", cwd or "", updated_at or "", session_id)).lower()
+
+
+def contains_words(record: TitleRecord, words: Sequence[str]) -> bool:
+    """Whether every word (lower case) is in the record's `search_text` (the store's SQL filter
+    is the same rule)."""
+    text = search_text(record.title, record.cwd, record.updated_at, record.session_id)
+    return all(word in text for word in words)
 
 
 def newest_first(record: TitleRecord) -> tuple[float, str]:

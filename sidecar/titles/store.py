@@ -25,13 +25,13 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..state_dir import ForeignOwner, create_private_file, ensure_private_dir, open_private, tighten
-from .model import ListedSession, TitleRecord, newest_first
+from .model import ListedSession, TitleRecord, newest_first, search_text
 from .rules import apply_listed, mark_missing
 from .sanitize import DEFAULT_MAX_LENGTH
 from .schema import (
@@ -165,6 +165,9 @@ class TitleStore:
             check_same_thread=False,  # guarded by self._lock
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        # The session search's rule (`model.search_text`), so that the rows are filtered before
+        # they are built: SQLite's own lower() folds ASCII only.
+        conn.create_function("acp_search_text", 4, search_text, deterministic=True)
         return conn
 
     def _open_checked(self) -> sqlite3.Connection:
@@ -344,16 +347,24 @@ class TitleStore:
         sql += " ORDER BY sort_at DESC, session_id"
         return self._run(lambda conn: [from_row(row) for row in conn.execute(sql, args)], write=False)
 
-    def newest(self, agents: Iterable[str], cwd: str | None, take: Callable[[Iterator[TitleRecord]], T]) -> T:
-        """``take`` applied to the records of ``agents`` (of one ``cwd`` if given), newest first,
-        read lazily: a caller that wants the newest few reads only those rows, whatever the
-        size of the history. ``take`` may run more than once (on retry): keep it pure."""
+    def newest(
+        self,
+        agents: Iterable[str],
+        cwd: str | None,
+        take: Callable[[Iterator[TitleRecord]], T],
+        words: Sequence[str] = (),
+    ) -> T:
+        """``take`` applied to the records of ``agents`` (of one ``cwd`` if given, containing
+        every one of the lower-case ``words``: see ``model.contains_words``), newest first, read
+        lazily: a caller that wants the newest few reads only those rows, whatever the size of the
+        history. ``take`` may run more than once (on retry): keep it pure."""
         sql = f"{SELECT} WHERE agent = ?" + (" AND cwd = ?" if cwd is not None else "")
+        sql += " AND instr(acp_search_text(title, cwd, updated_at, session_id), ?) > 0" * len(words)
         sql += " ORDER BY sort_at DESC, session_id"
 
         def scan(conn: sqlite3.Connection) -> T:
             cursors = [
-                map(from_row, conn.execute(sql, [agent] if cwd is None else [agent, cwd]))
+                map(from_row, conn.execute(sql, [agent, *([] if cwd is None else [cwd]), *words]))
                 for agent in dict.fromkeys(agents)
             ]
             return take(heapq.merge(*cursors, key=newest_first))
