@@ -480,19 +480,22 @@ class Titling:
         before = self._changes
         try:
             changed = await self._in_store(
-                lambda: store.reconcile(key, cwd, listed, complete, max_length=max_len)
+                lambda: store.reconcile_changes(key, cwd, listed, complete, max_length=max_len)
             )
         except StoreUnavailable as exc:
             self._report(exc)
             return
-        for rec in changed:
+        for old, rec in changed:
             sid = rec.session_id
             if sid in self._cache:
                 if self.writes.busy(sid) or self._changed_at.get(sid, 0) > before:
                     continue  # changed here meanwhile: that newer record stands
                 self._cache[sid] = rec
             self.writes.saved(rec)
-            self._bus.publish(TitleChanged(self.info(rec)))
+            # Only what changes an acp/sessionInfo is told: a complete listing marks every
+            # session the agent no longer lists missing, thousands at once in a long history.
+            if old is None or old.to_session_info() != rec.to_session_info():
+                self._bus.publish(TitleChanged(self.info(rec)))
         if changed:
             self._emit_status()
 

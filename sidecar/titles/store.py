@@ -428,10 +428,24 @@ class TitleStore:
         (all of its records when ``cwd`` is None) that were not listed are
         marked missing. Returns the records that changed.
         """
+        changes = self.reconcile_changes(agent, cwd, listed, complete, now=now, max_length=max_length)
+        return [new for _old, new in changes]
+
+    def reconcile_changes(
+        self,
+        agent: str,
+        cwd: str | None,
+        listed: Iterable[ListedSession],
+        complete: bool,
+        *,
+        now: float | None = None,
+        max_length: int = DEFAULT_MAX_LENGTH,
+    ) -> builtins.list[tuple[TitleRecord | None, TitleRecord]]:
+        """:meth:`reconcile`, returning each changed record with what it was before (None: new)."""
         entries = list(listed)
         stamp = time.time() if now is None else now
 
-        def txn(conn: sqlite3.Connection) -> builtins.list[TitleRecord]:
+        def txn(conn: sqlite3.Connection) -> builtins.list[tuple[TitleRecord | None, TitleRecord]]:
             known: dict[str, TitleRecord] = {}
             if complete:
                 sql, args = f"{SELECT} WHERE agent = ?", [agent]
@@ -440,6 +454,7 @@ class TitleStore:
                     args.append(cwd)
                 known = {row[1]: from_row(row) for row in conn.execute(sql, args)}
             changed: dict[str, TitleRecord] = {}
+            before: dict[str, TitleRecord | None] = {}
             seen: set[str] = set()
             for entry in entries:
                 sid = entry.session_id
@@ -452,15 +467,17 @@ class TitleStore:
                     old = self._select_one(conn, agent, sid)
                 new = apply_listed(old, entry, stamp, agent=agent, max_length=max_length)
                 if new is not old:
+                    before.setdefault(sid, old)
                     changed[sid] = new
             if complete:
                 for sid, rec in known.items():
                     if sid not in seen:
                         gone = mark_missing(rec)
                         if gone is not rec:
+                            before.setdefault(sid, rec)
                             changed[sid] = gone
             conn.executemany(UPSERT, (to_row(rec) for rec in changed.values()))
-            return list(changed.values())
+            return [(before[sid], rec) for sid, rec in changed.items()]
 
         return self._run(txn, write=True)
 

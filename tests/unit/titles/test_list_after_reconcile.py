@@ -7,13 +7,13 @@ from pathlib import Path
 
 from sidecar.core.engine import Engine
 from sidecar.titles import TitleRecord, TitleSource, TitleStore
-from tests.unit.fake_agent import FakeAgents
+from tests.unit.fake_agent import FakeAgents, Recorder
 
 HISTORY = 2_000
 
 
 async def test_a_reconciled_history_is_listed_from_the_store_and_from_memory_when_it_fails(
-    engine: Engine, agents: FakeAgents, workspace: Path, tmp_path: Path
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
 ) -> None:
     with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
         for i in range(HISTORY):
@@ -34,6 +34,8 @@ async def test_a_reconciled_history_is_listed_from_the_store_and_from_memory_whe
     writes = engine.titles.writes
     assert len(writes.shown) >= HISTORY  # every record marked missing was shown
     assert writes.ahead_of_store() == []
+    # Marked missing, their acp/sessionInfo is what it was: the editor is not told thousands of times.
+    assert not [i for i in recorder.of("info") if str(i["sessionId"]).startswith("old-")]
 
     listed, more = await engine.titles.entries(None, [str(workspace)], None, limit=10)
     assert more and [e["sessionId"] for e in listed] == [
