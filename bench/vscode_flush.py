@@ -6,7 +6,8 @@ block) at a steady pace. The extension's perf probe (``ACP_SIDECAR_VSCODE_PERF``
 editor-configs/vscode/src/perf.ts) writes the cost of each flush: in the extension host (reading
 and parsing the transcript file's new piece, rendering, the message to the webview) and in the
 webview (applying the change, with the layout it forces), the extension host's longest event-loop
-delay and the webview's longest task.
+delay between two flushes (the one before the first flush, the host's own start, is reported
+apart) and the webview's longest task.
 
 Figures: the median cost per flush while the document is about 10 KB, 100 KB and 1 MB, and the
 ratio 1 MB / 10 KB (the baseline is the 10 KB window of the same run; target: at most 1.5x), the
@@ -88,7 +89,11 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         side: figures["windows"][last][side]["median"] / figures["windows"][first][side]["median"]
         for side in ("host", "view")
     }
-    figures["host_loop_max_ms"] = max((r.get("loop", 0.0) for r in records if r["side"] == "host"), default=0)
+    # The first host record's loop delay covers everything before the first flush (the extension
+    # host starting, the extension activating, the chat opening: 50-170 ms quiet), not the answer.
+    host = [r for r in records if r["side"] == "host"]
+    figures["host_start_loop_ms"] = host[0].get("loop", 0.0) if host else 0.0
+    figures["host_loop_max_ms"] = max((r.get("loop", 0.0) for r in host[1:]), default=0)
     figures["view_long_task_max_ms"] = max(
         (r.get("longTask", 0.0) for r in records if r["side"] == "view"), default=0
     )
@@ -126,7 +131,8 @@ async def vscode_flush(quick: bool) -> BenchResult:
     rows.append(
         [
             "longest",
-            f"flush {f['host_flush_max_ms']:.1f}, loop delay {f['host_loop_max_ms']:.1f}",
+            f"flush {f['host_flush_max_ms']:.1f}, loop delay {f['host_loop_max_ms']:.1f}"
+            f" (before the first flush {f['host_start_loop_ms']:.0f})",
             f"flush {f['view_flush_max_ms']:.1f}, long task {f['view_long_task_max_ms']:.1f}",
         ]
     )
