@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
@@ -58,10 +58,14 @@ STOP_WORDS = {
 # One encoder for every digest: `json.dumps` with these options builds a new one per call, a
 # quarter of a tool call's rendering in a long replay. The keys are on disk: same output as before.
 _DIGEST_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+_json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def digest(*parts: object) -> str:
-    data = _DIGEST_JSON.encode(parts)
+    if all(type(part) is str for part in parts):  # most keys: what the encoder writes, done in C
+        data = "[" + ",".join(map(_json_string, parts)) + "]"  # type: ignore[arg-type]
+    else:
+        data = _DIGEST_JSON.encode(parts)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 

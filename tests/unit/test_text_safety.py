@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sidecar import text_safety
 from sidecar.text_safety import TextCleaner, clean_text, one_line
 
 PIECES = [
@@ -52,3 +55,21 @@ def test_a_line_of_cleaned_text_is_the_line_of_the_raw_text(pieces: list[str]) -
     raw = "".join(pieces)
     assert one_line(clean_text(raw), 10_000) == one_line(raw, 10_000)
     assert not any(0xD800 <= ord(c) <= 0xDFFF for c in clean_text(raw))
+
+
+ASCII_BITS = st.sampled_from(
+    ["a", " ", "\n", "\r", "\r\n", "\t", "\x00", "\x07", "\x1b", "[", "31m", "]0;", "\\", "\x7f", "P"]
+)
+
+
+@given(st.lists(ASCII_BITS, max_size=30).map("".join))
+def test_ascii_text_is_cleaned_as_any_text_is(text: str) -> None:
+    assert text_safety._clean_complete(text) == text_safety._clean_any(text)
+
+
+@given(st.lists(ASCII_BITS, max_size=30).map("".join), st.lists(st.integers(0, 40), max_size=5))
+def test_an_ascii_stream_is_cleaned_as_the_whole_text(text: str, cuts: list[int]) -> None:
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    cleaner = TextCleaner()
+    streamed = "".join(cleaner.feed(text[a:b]) for a, b in itertools.pairwise(points))
+    assert streamed + cleaner.finish() == clean_text(text)
