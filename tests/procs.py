@@ -5,33 +5,12 @@ from __future__ import annotations
 import os
 import time
 
-
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] == "Z":
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    return children
+from sidecar.acp import reaper
 
 
 def descendants(pid: int) -> set[int]:
-    children = _children_map()
-    found: set[int] = set()
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
+    """Live (not zombie) descendants of `pid`: the sidecar's own walk, which its reaper uses."""
+    return set(reaper.descendants(pid))
 
 
 def alive(pid: int) -> bool:

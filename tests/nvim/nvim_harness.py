@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests import procs
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 PLUGIN = REPO / "editor-configs" / "nvim"
@@ -45,34 +47,6 @@ def find_sidecar() -> str | None:
 
 
 # ------------------------------------------------------------------ processes
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                parts = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if parts[0] == "Z":
-            continue
-        children.setdefault(int(parts[1]), []).append(int(d))
-    return children
-
-
-def descendants(pid: int) -> set[int]:
-    children = _children_map()
-    out: set[int] = set()
-    stack = [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            if c not in out:
-                out.add(c)
-                stack.append(c)
-    return out
-
-
 def start_time(pid: int) -> str | None:
     """Field 22 of /proc/PID/stat: tells a process from a later one with the same pid."""
     try:
@@ -191,7 +165,7 @@ class NvimEnv:
                 # Remember every descendant (the sidecar runs in its own
                 # session, so killing Neovim's group would not reach it).
                 while not stop.is_set():
-                    for p in descendants(proc.pid):
+                    for p in procs.descendants(proc.pid):
                         if p not in seen:
                             seen[p] = start_time(p)
                     stop.wait(0.2)
