@@ -201,6 +201,9 @@ export interface Settings {
   renameTimeoutMs: number;
   renameFallback: string;
   titlesMaxLength: number;
+  /** `acpSidecar.changes.*`: how the agent's landed changes are marked, and whether to follow it. */
+  changesSeverity?: string;
+  changesFollow?: boolean;
   /** Named agents (`acpSidecar.agents`): name -> {command, env?}, sent as they are. */
   agents?: Record<string, unknown>;
   defaultAgent?: string;
@@ -242,6 +245,16 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   }
   if (s.defaultAgent) {
     init.defaultAgent = s.defaultAgent;
+  }
+  if (s.changesSeverity !== undefined || s.changesFollow !== undefined) {
+    const changes: Record<string, unknown> = {};
+    if (s.changesSeverity !== undefined) {
+      changes.severity = s.changesSeverity; // checked by the sidecar, which names a bad value
+    }
+    if (s.changesFollow !== undefined) {
+      changes.follow = s.changesFollow;
+    }
+    init.changes = changes;
   }
   return init;
 }

@@ -48,6 +48,8 @@ export function readSettings(): Settings {
     renameTimeoutMs: c.get<number>('rename.timeoutMs', 120000),
     renameFallback: c.get<string>('rename.fallback', 'keep_local'),
     titlesMaxLength: c.get<number>('titles.maxLength', 500),
+    changesSeverity: c.get<string>('changes.severity', 'hint'),
+    changesFollow: c.get<boolean>('changes.follow', false),
     agents: c.get<Record<string, unknown>>('agents', {}),
     defaultAgent: c.get<string>('defaultAgent', ''),
   };

@@ -92,3 +92,29 @@ def test_an_agent_edit_is_marked_and_reverted_from_the_quick_fix_menu(workbench:
     workbench.wait_for(".tab.active.dirty", state="hidden")
     assert readme.read_text() == before
     assert not workbench.error_toasts(), workbench.describe()
+
+
+@pytest.mark.machine_settings({"acpSidecar.changes.severity": "information"})
+def test_the_severity_setting_lists_agent_changes_in_the_problems_panel(workbench: Workbench) -> None:
+    """`acpSidecar.changes.severity: information`: the mark is an information squiggle, not the
+    hint's dots, and the Problems panel (Ctrl+Shift+M) lists it."""
+    workbench.open_file("README.md")
+    workbench.wait_for(f"{EDITOR} .view-line", hasText="Line four.")
+    workbench.open_chat()
+    workbench.chat_send(PROMPT)
+    workbench.wait_toast(ASKS, timeout=90.0)
+    workbench.click_toast_button(ASKS, "Allow")
+    workbench.wait_status(rf"^{TITLE} · idle$", timeout=90.0)
+    info = f"{EDITOR} .squiggly-info"
+    workbench.wait_until(
+        "the information squiggles under the agent's lines (one decoration per line)",
+        lambda: len(workbench.texts(info)) >= 1,
+        timeout=30.0,
+    )
+    assert hints(workbench) == 0
+    workbench.press("Control+Shift+M")
+    row = ".markers-panel .monaco-list-row"
+    workbench.wait_for(row, hasText="added by the agent")
+    workbench.milestone("problems-panel")
+    listed = " ".join(workbench.texts(row, hasText="added by the agent"))
+    assert f"added by the agent · {TITLE}" in listed, listed

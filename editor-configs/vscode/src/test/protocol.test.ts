@@ -32,6 +32,13 @@ test('acpSidecar.agents and defaultAgent go to initializationOptions as they are
   assert.deepEqual(['agents' in none, 'defaultAgent' in none], [false, false]);
 });
 
+test('acpSidecar.changes.severity and follow go to initializationOptions.changes', () => {
+  const init = initializationOptions({ ...base, changesSeverity: 'information', changesFollow: true });
+  assert.deepEqual(init.changes, { severity: 'information', follow: true });
+  assert.deepEqual(initializationOptions({ ...base, changesSeverity: 'hint' }).changes, { severity: 'hint' });
+  assert.equal('changes' in initializationOptions(base), false);
+});
+
 test('titles.maxLength stays within what the sidecar accepts (8 to 10 000)', () => {
   assert.deepEqual(initializationOptions({ ...base, titlesMaxLength: 1 }).titles, { maxLength: 8 });
   assert.deepEqual(initializationOptions({ ...base, titlesMaxLength: 123456 }).titles, { maxLength: 10000 });
