@@ -436,3 +436,18 @@ def test_an_agents_question_is_asked_field_by_field(vim: TmuxNvim) -> None:
     vim.wait_screen(r"Channel")
     vim.keys("Escape")
     vim.wait(lambda: '{"action": "decline"}' in chat_text(vim), "the decline in the chat")
+
+
+def test_grn_in_the_chat_renames_the_session(vim: TmuxNvim) -> None:
+    """The chat's rename key is Neovim's own rename key, `grn` (a `gr` of its own made Neovim wait
+    for `gra`, `grr` and the others before renaming)."""
+    vim.start_demo("README.md")
+    vim.wait_screen(r"grn rename")
+    vim.keys("Escape")
+    vim.type("grn")
+    vim.wait_screen(r"Rename session:")
+    vim.keys("C-u")
+    vim.type("Renamed in the chat")
+    vim.keys("Enter")
+    vim.wait_screen(r"ACP: Renamed in the chat \[idle\]")
+    assert chat_text(vim).startswith("# Renamed in the chat\n")

@@ -80,7 +80,7 @@ local function tidy(b)
     vim.api.nvim_buf_set_lines(b, -1, -1, false, { "" })
   end
   vim.api.nvim_buf_clear_namespace(b, ns, 0, -1)
-  local hint = "<C-s> send · <C-c> cancel · gs sessions · gr rename · q close"
+  local hint = "<C-s> send · <C-c> cancel · gs sessions · grn rename · q close"
   local pending = require("acp_sidecar.review").pending_count()
   local chunks = { { hint, "Comment" } }
   if pending > 0 then
@@ -223,7 +223,7 @@ local function setup_buffer(b)
     M.cancel(b)
   end, "cancel the running turn")
   map(b, "n", "q", M.close, "close the window")
-  map(b, "n", "gr", function()
+  map(b, "n", "grn", function()
     require("acp_sidecar.commands").rename_prompt(M.bufs[b] and M.bufs[b].sid)
   end, "rename the session")
   map(b, "n", "gs", function()
