@@ -480,7 +480,7 @@ class Titling:
         before = self._changes
         try:
             changed = await self._in_store(
-                lambda: store.reconcile_changes(key, cwd, listed, complete, max_length=max_len)
+                lambda: store.reconcile(key, cwd, listed, complete, max_length=max_len)
             )
         except StoreUnavailable as exc:
             self._report(exc)

@@ -420,28 +420,15 @@ class TitleStore:
         *,
         now: float | None = None,
         max_length: int = DEFAULT_MAX_LENGTH,
-    ) -> builtins.list[TitleRecord]:
+    ) -> builtins.list[tuple[TitleRecord | None, TitleRecord]]:
         """Apply an agent's ``session/list`` answer in one transaction.
 
         Every listed session goes through :func:`.rules.apply_listed`. When
         ``complete`` (every page was read), the agent's records of ``cwd``
         (all of its records when ``cwd`` is None) that were not listed are
-        marked missing. Returns the records that changed.
+        marked missing. Returns each record that changed with what it was
+        before (None: new).
         """
-        changes = self.reconcile_changes(agent, cwd, listed, complete, now=now, max_length=max_length)
-        return [new for _old, new in changes]
-
-    def reconcile_changes(
-        self,
-        agent: str,
-        cwd: str | None,
-        listed: Iterable[ListedSession],
-        complete: bool,
-        *,
-        now: float | None = None,
-        max_length: int = DEFAULT_MAX_LENGTH,
-    ) -> builtins.list[tuple[TitleRecord | None, TitleRecord]]:
-        """:meth:`reconcile`, returning each changed record with what it was before (None: new)."""
         entries = list(listed)
         stamp = time.time() if now is None else now
 

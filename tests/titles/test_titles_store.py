@@ -375,8 +375,9 @@ def test_reconcile_provenance_and_missing(store: TitleStore) -> None:
     assert (by_id["fresh"].title, by_id["fresh"].title_source) == ("Listed", TitleSource.LIST)
     assert by_id["unlisted"].missing
     assert not by_id["elsewhere"].missing  # another cwd is not judged
-    assert {r.session_id for r in changed} >= {"agent-old", "fresh", "unlisted"}
-    assert "agent-new" not in {r.session_id for r in changed}
+    assert {new.session_id for _old, new in changed} >= {"agent-old", "fresh", "unlisted"}
+    assert "agent-new" not in {new.session_id for _old, new in changed}
+    assert {new.session_id: old is None for old, new in changed}["fresh"]  # new: nothing before
     # Nothing new: nothing changes.
     assert store.reconcile(A, "/w", listed, complete=True) == []
     # An incomplete list (a page failed) marks nothing missing.
