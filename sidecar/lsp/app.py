@@ -111,7 +111,7 @@ def _register_documents(server: AcpLanguageServer) -> None:
 def _register_navigation(server: AcpLanguageServer) -> None:
     """Completion in the prompt area, outline, folds and links of transcript documents, sessions
     as workspace symbols (docs/protocol.md, "Composing and navigating")."""
-    # Navigation reads transcripts: imported at the first request, not before `initialize`.
+    from . import navigation
     from .completion import TRIGGERS, PromptCompletion
 
     completion = PromptCompletion(server)
@@ -128,32 +128,24 @@ def _register_navigation(server: AcpLanguageServer) -> None:
     async def document_symbol(
         ls: AcpLanguageServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol] | None:
-        from . import navigation
-
         return await _guarded(navigation.document_symbols, ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     async def folding_range(
         ls: AcpLanguageServer, params: types.FoldingRangeParams
     ) -> list[types.FoldingRange] | None:
-        from . import navigation
-
         return await _guarded(navigation.folding_ranges, ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def document_link(
         ls: AcpLanguageServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink] | None:
-        from . import navigation
-
         return await _guarded(navigation.document_links, ls, params.text_document.uri)
 
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(
         ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation] | None:
-        from . import navigation
-
         try:
             return await navigation.session_symbols(ls, params.query)
         except Exception:
