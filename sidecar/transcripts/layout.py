@@ -153,11 +153,13 @@ def trim_head(
         earlier = int(note.group(1))
         skipped = note.end()
         body = body[skipped:]
-    known = _known_heading_cut(body, remove_bytes, prefer_within, [h - skipped for h in headings])
-    cut_offset, cut_state, cut_bytes = known or _choose_cut(body, remove_bytes, prefer_within)
+    at_least = _char_at_byte(body, remove_bytes)  # the first character that may start the rest
+    first = at_least[0]
+    known = _known_heading_cut(body, first, remove_bytes, prefer_within, [h - skipped for h in headings])
+    cut_offset, cut_state, cut_bytes = known or _choose_cut(body, first, prefer_within)
     if cut_offset is None:
         # No line starts late enough: cut inside the last line.
-        cut_offset, cut_bytes = _char_at_byte(body, remove_bytes)
+        cut_offset, cut_bytes = at_least
         line_start = body.rfind("\n", 0, cut_offset) + 1
         before = scan_end(body[:line_start])
         after = scan_end(body[line_start:], before)
@@ -171,12 +173,11 @@ def trim_head(
 
 
 def _known_heading_cut(
-    body: str, remove_bytes: int, prefer_within: int, headings: Sequence[int]
+    body: str, first: int, remove_bytes: int, prefer_within: int, headings: Sequence[int]
 ) -> tuple[int, BlockState, int] | None:
-    """The first of `headings` at least `remove_bytes` bytes in, when it is at most
-    `prefer_within` bytes further (else None: scan)."""
-    char, _ = _char_at_byte(body, remove_bytes)
-    at = bisect.bisect_left(headings, max(char, 1))
+    """The first of `headings` at or after the character `first` (the first one at least
+    `remove_bytes` bytes in), when it is at most `prefer_within` bytes further (else None: scan)."""
+    at = bisect.bisect_left(headings, max(first, 1))
     if at == len(headings) or headings[at] >= len(body):
         return None
     offset = headings[at]
@@ -186,12 +187,11 @@ def _known_heading_cut(
     return offset, BlockState(Mode.CERTAIN, after_blank=True), cut_bytes
 
 
-def _choose_cut(body: str, remove_bytes: int, prefer_within: int) -> tuple[int | None, BlockState, int]:
-    """The first line start at least `remove_bytes` bytes in (never the first line), or one of our
-    headings at most `prefer_within` bytes after it. The lines before it are scanned in one pass
-    (half the cost of a state per line: a long replay trims megabytes at a time)."""
-    char, _ = _char_at_byte(body, remove_bytes)
-    start = char if char > 0 and body[char - 1] == "\n" else body.find("\n", char) + 1
+def _choose_cut(body: str, first: int, prefer_within: int) -> tuple[int | None, BlockState, int]:
+    """The first line start at or after the character `first` (never the first line), or one of
+    our headings at most `prefer_within` bytes after it. The lines before it are scanned in one
+    pass (half the cost of a state per line: a long replay trims megabytes at a time)."""
+    start = first if first > 0 and body[first - 1] == "\n" else body.find("\n", first) + 1
     if start <= 0 or start >= len(body):
         return None, BlockState(), 0
     state = scan_end(body[:start])

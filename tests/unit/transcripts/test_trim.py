@@ -6,7 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sidecar.transcripts.blocks import BlockState, Mode, line_states
-from sidecar.transcripts.layout import _OUR_HEADINGS, _choose_cut, trim_head
+from sidecar.transcripts.layout import _OUR_HEADINGS, _char_at_byte, _choose_cut, trim_head
 
 from .test_structure_property import markdown_text
 
@@ -41,7 +41,8 @@ bodies = st.lists(st.one_of(pieces, markdown_text.map(lambda t: t + "\n")), max_
 @given(bodies, st.integers(0, 400), st.integers(0, 120))
 @example("a\nb\n\n## You\n", 2, 2)  # a heading just past a line exactly `prefer` bytes in
 def test_the_cut_is_where_a_line_by_line_scan_finds_it(body: str, remove: int, prefer: int) -> None:
-    assert _choose_cut(body, remove, prefer) == cut_line_by_line(body, remove, prefer)
+    first, _ = _char_at_byte(body, remove)
+    assert _choose_cut(body, first, prefer) == cut_line_by_line(body, remove, prefer)
 
 
 def test_a_long_conversation_is_cut_at_a_heading_after_the_bound() -> None:
