@@ -275,24 +275,20 @@ _DROP_ASCII = re.compile("[\x00-\x08\x0b-\x1f\x7f]+")
 
 def _clean_complete(text: str) -> str:
     """Clean text that is known not to end inside a sequence."""
-    if text.isascii():  # the same cleaning as below, without what ASCII cannot hold
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if _DROP_ASCII.search(text) is not None:
-            text = ESCAPES.sub("", text)
-            text = _DROP_ASCII.sub("", text)
-        return text
-    return _clean_any(text)
+    return _clean(text, text.isascii())
 
 
-def _clean_any(text: str) -> str:
-    text = fix_surrogates(text)
+def _clean(text: str, ascii_only: bool) -> str:
+    """`ascii_only`: the text is ASCII, so what only other text can hold is not looked for."""
+    if not ascii_only:
+        text = fix_surrogates(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if "\x1b" in text or _DROP.search(text) is not None:
+    drop = _DROP_ASCII if ascii_only else _DROP
+    if "\x1b" in text or drop.search(text) is not None:
         text = ESCAPES.sub("", text)
-        text = _DROP.sub("", text)
-    if "\u2028" in text or "\u2029" in text:
+        text = drop.sub("", text)
+    if not ascii_only and ("\u2028" in text or "\u2029" in text):
         text = _SEPARATORS.sub("\n", text)
     return text
 
