@@ -524,7 +524,7 @@ class Titling:
         store, keys = self.store, self._agents.stored_keys()
         names = {key: name for name, key in keys}
 
-        def of_cwd(records: Iterable[TitleRecord]) -> dict[str, TitleRecord]:
+        def wanted(records: Iterable[TitleRecord]) -> dict[str, TitleRecord]:
             return {
                 r.session_id: r
                 for r in records
@@ -533,7 +533,7 @@ class Titling:
 
         # What this process has shown and the store may not hold yet is the freshest; the rest is
         # read from the store (a reconcile may have shown thousands: not sorted on every list).
-        shown = of_cwd(self.writes.ahead_of_store())
+        shown = wanted(self.writes.ahead_of_store())
         folders = all_cwds if cwd is None else ()
 
         def take(stored: Iterator[TitleRecord]) -> tuple[list[tuple[TitleRecord, JsonObj]], bool]:
@@ -563,7 +563,7 @@ class Titling:
                 picked, more = await self._in_store(lambda: store.newest(names, cwd, take, words))
         except StoreUnavailable as exc:
             self._report(exc)
-            shown = of_cwd(self.writes.shown.values())  # all the store cannot say
+            shown = wanted(self.writes.shown.values())  # all the store cannot say
             picked, more = take(iter(()))
         owner = self._agents.owner
         return [
