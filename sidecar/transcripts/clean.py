@@ -14,6 +14,8 @@ __all__ = ["TextCleaner", "clean_text", "inline_code", "one_line"]
 
 def inline_code(text: str) -> str:
     """`text` (one line) as a Markdown code span that nothing inside can end early."""
+    if "`" not in text:  # most paths and names: no run of backticks to outlast
+        return f"` {text} `" if not text.strip(" ") else f"`{text}`"
     longest = 0
     run = 0
     for ch in text:

@@ -62,11 +62,28 @@ _json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ign
 
 
 def digest(*parts: object) -> str:
-    if all(type(part) is str for part in parts):  # most keys: what the encoder writes, done in C
-        data = "[" + ",".join(map(_json_string, parts)) + "]"  # type: ignore[arg-type]
-    else:
-        data = _DIGEST_JSON.encode(parts)
-    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return hashlib.sha256(_key_json(parts).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _key_json(parts: tuple[object, ...]) -> str:
+    """`parts` as the digest's encoder writes them; strings and lists of strings (most keys) by
+    the encoder's C string function, without its Python-level walk."""
+    try:
+        return "[" + ",".join(map(_json_string, parts)) + "]"  # only strings: the most common
+    except TypeError:
+        pass
+    out = []
+    for part in parts:
+        if isinstance(part, str):
+            out.append(_json_string(part))
+        elif type(part) is list:
+            try:
+                out.append("[" + ",".join(map(_json_string, part)) + "]")
+            except TypeError:
+                return _DIGEST_JSON.encode(parts)
+        else:
+            return _DIGEST_JSON.encode(parts)
+    return "[" + ",".join(out) + "]"
 
 
 def inline(text: str) -> str:

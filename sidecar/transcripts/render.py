@@ -382,10 +382,9 @@ class Renderer:
 
     def _start_message(self, role: str, message_id: str | None) -> None:
         self._start("agent")
-        message = self._open = MessageState(role, message_id)
         # Right after our heading or one of our paragraphs no container is open: the
         # escaper can treat indented lines as code and fences there as top-level ones.
-        message.escaper = MarkdownEscaper(self._text_state())
+        self._open = MessageState(role, message_id, MarkdownEscaper(self._text_state()))
         if role == "thought":
             self._emit("> _Thinking:_ ")
 
@@ -429,7 +428,7 @@ class Renderer:
             self._close_open()
             if self._replaying:
                 self._flush_plan()  # a replayed turn ends where the next user message starts
-            message = self._open = MessageState("user", message_id)
+            message = self._open = MessageState("user", message_id, MarkdownEscaper())
         if message.meta is None:
             message.meta = update.get("_meta")
         if isinstance(content, dict):

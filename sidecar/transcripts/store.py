@@ -443,16 +443,19 @@ class _Open:
         items_text = ""
         item_headings: list[int] = []
         if batch.items:
-            # What the document holds, and the live items going in just before the replay.
-            index = self.store._index.counts(self.keys_path) + Counter(batch.keys[: batch.lead_keys])
+            # What the document holds, and the live items going in just before the replay (looked
+            # up, not added up: a sum would copy the whole index at every flush of a long replay).
+            held = self.store._index.counts(self.keys_path).get
+            lead = Counter(batch.keys[: batch.lead_keys]).get
             cursor = batch.cursor
             matched = cursor.matched if cursor is not None else Counter()
             parts: list[str] = []
             section: str | None = None
             size = 0
             for item in batch.items:
-                matched[item.key] += 1
-                if matched[item.key] <= index[item.key]:
+                key = item.key
+                seen = matched[key] = matched.get(key, 0) + 1
+                if seen <= held(key, 0) + lead(key, 0):
                     continue  # the document already has it
                 if item.section is not None and item.section != section:
                     if parts:
@@ -463,7 +466,7 @@ class _Open:
                 section = item.section
                 parts.append(item.text + "\n")
                 size += len(item.text) + 1
-                keys.append(item.key)
+                keys.append(key)
             items_text = "".join(parts)
         text = batch.lead
         headings: list[int] = []

@@ -44,8 +44,10 @@ class TextHash:
 class MessageState:
     role: str  # agent | thought | user
     message_id: str | None
+    # Given, not defaulted: an agent message's starts where the renderer says (a default one
+    # would be built and thrown away for every message of a long replay).
+    escaper: MarkdownEscaper
     cleaner: TextCleaner = field(default_factory=TextCleaner)
-    escaper: MarkdownEscaper = field(default_factory=MarkdownEscaper)
     hasher: TextHash = field(default_factory=TextHash)
     blocks: list[JsonObj] = field(default_factory=list)  # user messages: kept until they end
     chars: int = 0

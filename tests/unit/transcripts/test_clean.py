@@ -71,3 +71,17 @@ def test_inline_code_cannot_be_closed_from_inside() -> None:
     assert inline_code("a``b") == "```a``b```"
     assert inline_code("`x") == "`` `x ``"
     assert inline_code("plain") == "`plain`"
+    assert inline_code("  ") == "`    `"  # blank: padded, so that it is not read as nothing
+    assert inline_code("") == "`  `"
+
+
+@given(st.text(alphabet="ab `\u00e9", max_size=12))
+def test_inline_code_is_one_code_span_holding_the_text(text: str) -> None:
+    span = inline_code(text)
+    fence = span[: len(span) - len(span.lstrip("`"))]
+    inner = span[len(fence) : len(span) - len(fence)]
+    assert span.endswith(fence) and fence not in inner  # nothing inside closes it
+    padded = inner.startswith(" ") and inner.endswith(" ") and len(inner) >= 2
+    assert inner == text or (padded and inner[1:-1] == text)
+    if not text.strip(" ") or text.startswith("`") or text.endswith("`"):
+        assert padded and inner[1:-1] == text
