@@ -69,7 +69,8 @@ def _key_json(parts: tuple[object, ...]) -> str:
     """`parts` as the digest's encoder writes them; strings and lists of strings (most keys) by
     the encoder's C string function, without its Python-level walk."""
     try:
-        return "[" + ",".join(map(_json_string, parts)) + "]"  # only strings: the most common
+        # Only strings (the most common); the C function refuses anything else with TypeError.
+        return "[" + ",".join(map(_json_string, parts)) + "]"  # type: ignore[arg-type]
     except TypeError:
         pass
     out = []

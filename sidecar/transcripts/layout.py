@@ -40,8 +40,12 @@ class Layout:
     def separator(self) -> str:
         return separator_for(self.body, self.closing)
 
+    def ending(self) -> str:
+        """What follows the conversation: the separator, the prompt area, the unsent prompt."""
+        return self.separator + PROMPT_AREA + self.prompt
+
     def text(self) -> str:
-        return self.header + self.body + self.separator + PROMPT_AREA + self.prompt
+        return self.header + self.body + self.ending()
 
 
 def decode_prefix(data: bytes) -> tuple[str, bool]:
@@ -135,7 +139,11 @@ def bridge(body: str, mid_line: bool, fence: str) -> str:
 
 
 def trim_head(
-    body: str, remove_bytes: int, prefer_within: int, headings: Sequence[int] = ()
+    body: str,
+    remove_bytes: int,
+    prefer_within: int,
+    headings: Sequence[int] = (),
+    encoded: bytes | None = None,
 ) -> tuple[str, int, int]:
     """Cut at least `remove_bytes` bytes from the head of a conversation; returns the new body
     (starting with the trim note), how many bytes of conversation are gone in all, and how many
@@ -145,7 +153,8 @@ def trim_head(
     a code block cut in two is re-opened. One of our own headings within `prefer_within` bytes
     after the minimum is preferred. `headings`: offsets in `body`, in order, where the writer
     knows one of our headings starts at the top level after a blank line (the store's replayed
-    sections): the first one far enough in is the cut, with no scan of what comes before."""
+    sections): the first one far enough in is the cut, with no scan of what comes before.
+    `encoded`: `body` in UTF-8, when the caller has it (an encode of megabytes saved)."""
     earlier = 0
     skipped = 0
     note = TRIM_NOTE.match(body)
@@ -153,9 +162,14 @@ def trim_head(
         earlier = int(note.group(1))
         skipped = note.end()
         body = body[skipped:]
-    at_least = _char_at_byte(body, remove_bytes)  # the first character that may start the rest
+    skipped_bytes = len(note.group(0).encode("utf-8", "surrogatepass")) if note is not None else 0
+    if encoded is None:
+        encoded = body.encode("utf-8", "surrogatepass")
+        skipped_bytes = 0
+    # The first character that may start the rest:
+    at_least = _char_at_byte(encoded, remove_bytes, skipped_bytes)
     first = at_least[0]
-    known = _known_heading_cut(body, first, remove_bytes, prefer_within, [h - skipped for h in headings])
+    known = _known_heading_cut(body, at_least, remove_bytes, prefer_within, [h - skipped for h in headings])
     cut_offset, cut_state, cut_bytes = known or _choose_cut(body, first, prefer_within)
     if cut_offset is None:
         # No line starts late enough: cut inside the last line.
@@ -173,15 +187,19 @@ def trim_head(
 
 
 def _known_heading_cut(
-    body: str, first: int, remove_bytes: int, prefer_within: int, headings: Sequence[int]
+    body: str, at_least: tuple[int, int], remove_bytes: int, prefer_within: int, headings: Sequence[int]
 ) -> tuple[int, BlockState, int] | None:
-    """The first of `headings` at or after the character `first` (the first one at least
-    `remove_bytes` bytes in), when it is at most `prefer_within` bytes further (else None: scan)."""
+    """The first of `headings` at or after `at_least` (the first character at least `remove_bytes`
+    bytes in, and its byte offset), when it is at most `prefer_within` bytes further (else None:
+    scan)."""
+    first, first_bytes = at_least
     at = bisect.bisect_left(headings, max(first, 1))
     if at == len(headings) or headings[at] >= len(body):
         return None
     offset = headings[at]
-    cut_bytes = len(body[:offset].encode("utf-8", "surrogatepass"))
+    if not (body.startswith(_OUR_HEADINGS, offset) and body.endswith("\n\n", 0, offset)):
+        return None  # not what the writer said (it cannot be trusted to know): scan
+    cut_bytes = first_bytes + len(body[first:offset].encode("utf-8", "surrogatepass"))
     if cut_bytes - remove_bytes > prefer_within:
         return None
     return offset, BlockState(Mode.CERTAIN, after_blank=True), cut_bytes
@@ -213,12 +231,12 @@ def _choose_cut(body: str, first: int, prefer_within: int) -> tuple[int | None, 
     return start, state, first_bytes
 
 
-def _char_at_byte(text: str, byte_count: int) -> tuple[int, int]:
-    """The first character offset whose UTF-8 prefix is at least `byte_count` bytes (and that size)."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    if byte_count >= len(encoded):
-        return len(text), len(encoded)
-    cut = byte_count
+def _char_at_byte(encoded: bytes, byte_count: int, start: int = 0) -> tuple[int, int]:
+    """In the text `encoded[start:]` (UTF-8), the first character offset whose UTF-8 prefix is
+    at least `byte_count` bytes (and that size)."""
+    cut = start + byte_count
+    if cut >= len(encoded):
+        cut = len(encoded)
     while cut < len(encoded) and (encoded[cut] & 0xC0) == 0x80:
         cut += 1  # not inside a character
-    return len(encoded[:cut].decode("utf-8", "surrogatepass")), cut
+    return len(encoded[start:cut].decode("utf-8", "surrogatepass")), cut - start

@@ -20,7 +20,7 @@ import contextlib
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -41,6 +41,7 @@ MIN_MAX_BYTES = 4096
 # but never past this (a hostile flood within one turn is trimmed like older turns beyond it).
 CEILING_BYTES = 64 * 1024 * 1024
 _TURN_START = "\n" + HEADINGS["you"] + "\n"
+_TURN_START_BYTES = _TURN_START.encode("ascii")
 TRIM_TO = 0.75  # a trim leaves this share of the bound, so that trims are rare
 CONTEXT_CHARS = 32  # text before an insertion that an editor buffer must match to mirror it
 _AREA_BYTES = PROMPT_AREA.encode()
@@ -58,6 +59,11 @@ class _Known:
     tail: bytes  # the bytes from body_end to the end (separator, prompt area, unsent prompt)
     context: str  # the last characters of the conversation
     sep: str
+    # Where our section headings between replayed items start in the conversation (characters,
+    # in order; see `_batch_text`): a trim cuts at one of them without scanning the head. Kept
+    # only while the file is exactly what we wrote.
+    headings: tuple[int, ...] = ()
+    body_chars: int = -1  # the conversation's length in characters (-1: not known)
 
 
 class TranscriptStore:
@@ -217,6 +223,8 @@ class TranscriptStore:
             doc.known.tail,
             doc.known.context,
             doc.known.sep,
+            doc.known.headings,
+            doc.known.body_chars,
         )
 
 
@@ -226,6 +234,8 @@ class _Written:
     tail: bytes
     context: str
     sep: str
+    headings: tuple[int, ...] = ()
+    body_chars: int = -1
 
 
 class _Open:
@@ -284,7 +294,7 @@ class _Open:
             tail,
             known.context,
             known.sep,
-        )
+        )  # no headings: the conversation above may have changed (in place, same size)
 
     def _layout_as_written(self) -> tuple[Layout, bool]:
         """Like `_layout`, but when the file is still ours (`_fast`), the conversation is exactly
@@ -333,9 +343,11 @@ class _Open:
 
     # -- writing
 
-    def _write_whole(self, layout: Layout) -> str:
-        text = layout.text()
-        data = text.encode("utf-8", "surrogatepass")
+    def _write_whole(
+        self, layout: Layout, headings: Sequence[int] = (), written: tuple[str, bytes] | None = None
+    ) -> str:
+        """`written`: the layout's text and its UTF-8, when the caller made them already."""
+        text, data = written or _as_data(layout)
         if os.fstat(self.locked.fd).st_size == 0:
             try:
                 write_all(self.locked.fd, data, 0)
@@ -347,18 +359,19 @@ class _Open:
                 raise
         else:
             self.locked.replace(data)
-        self._note_written(layout.header + layout.body, layout, data)
+        self._note_written(layout, data, headings)
         return text
 
     def _note_unchanged(self, layout: Layout) -> None:
-        self._note_written(
-            layout.header + layout.body, layout, layout.text().encode("utf-8", "surrogatepass")
-        )
+        self._note_written(layout, _as_data(layout)[1])
 
-    def _note_written(self, before_sep: str, layout: Layout, data: bytes) -> None:
+    def _note_written(self, layout: Layout, data: bytes, headings: Sequence[int] = ()) -> None:
+        """`data`: the layout's text in UTF-8, as the file holds it now."""
         sep = layout.separator
-        body_end = len(before_sep.encode("utf-8", "surrogatepass"))
-        self.known = _Written(body_end, data[body_end:], layout.body[-CONTEXT_CHARS:], sep)
+        body_end = len(data) - len(layout.ending().encode("utf-8", "surrogatepass"))
+        self.known = _Written(
+            body_end, data[body_end:], layout.body[-CONTEXT_CHARS:], sep, tuple(headings), len(layout.body)
+        )
 
     def ensure(self) -> DocumentChange | None:
         fast = self._fast()
@@ -427,7 +440,7 @@ class _Open:
             else:
                 change = self.ensure()
         elif fast is not None and self._fits(fast, text):
-            change = self._append_in_place(fast, text, batch.closing)
+            change = self._append_in_place(fast, text, batch.closing, headings)
         else:
             change = self._append_whole(batch, text, fast, headings)
         # The keys go after the text: a crash between the two can repeat an item on a later
@@ -484,7 +497,7 @@ class _Open:
         added = len(text.encode("utf-8", "surrogatepass")) + 2
         return fast.size + added <= max(self.store.max_bytes, self.store._raised.get(self.path, 0))
 
-    def _append_in_place(self, fast: _Known, text: str, closing: str) -> DocumentChange:
+    def _append_in_place(self, fast: _Known, text: str, closing: str, headings: list[int]) -> DocumentChange:
         old_sep = fast.sep
         prompt = fast.tail[len(old_sep.encode()) + len(_AREA_BYTES) :]
         context = fast.context + text
@@ -504,7 +517,17 @@ class _Open:
                 write_all(fd, fast.tail, fast.body_end)
             raise
         added = len(text.encode("utf-8", "surrogatepass"))
-        self.known = _Written(fast.body_end + added, data[added:], context[-CONTEXT_CHARS:], new_sep)
+        known_headings = fast.headings
+        if fast.body_chars >= 0:
+            known_headings += tuple(fast.body_chars + at for at in headings)
+        self.known = _Written(
+            fast.body_end + added,
+            data[added:],
+            context[-CONTEXT_CHARS:],
+            new_sep,
+            known_headings,
+            fast.body_chars + len(text) if fast.body_chars >= 0 else -1,
+        )
         edit = AnchoredEdit(
             Anchor.AREA,
             -(len(fast.context) + len(old_sep)),
@@ -520,10 +543,10 @@ class _Open:
         after a crash (repair), or when the head must be trimmed. `headings`: see `_batch_text`."""
         own = self._own_layout(fast) if fast is not None else None
         layout, created = (own, False) if own is not None else self._layout()
-        if own is not None:
+        if own is not None and fast is not None:
             # Our own document: the conversation ends exactly where we left it (maybe mid-line).
             old_body = own.body
-            cuts = [len(old_body) + at for at in headings]
+            cuts = [*fast.headings, *(len(old_body) + at for at in headings)]
         else:
             cuts = []  # the text is bridged to someone else's: its own offsets no longer hold
             old_body = layout.body
@@ -535,17 +558,25 @@ class _Open:
         layout.body = combined
         layout.closing = batch.closing
         trimmed = replaced = 0
-        total = len(layout.text().encode("utf-8", "surrogatepass"))
+        # The conversation is encoded once for every size the trim needs (megabytes each time).
+        encoded = combined.encode("utf-8", "surrogatepass")
+        total = len(encoded) + len((layout.header + layout.ending()).encode("utf-8", "surrogatepass"))
+        written: tuple[str, bytes] | None = None
         if total > self.store.max_bytes:
-            remove = self._to_trim(combined, total)
+            remove = self._to_trim(combined, encoded, total)
             if remove > 0:
-                layout.body, trimmed, replaced = trim_head(combined, remove, self.store.max_bytes // 8, cuts)
-                total = len(layout.text().encode("utf-8", "surrogatepass"))
+                layout.body, trimmed, replaced = trim_head(
+                    combined, remove, self.store.max_bytes // 8, cuts, encoded
+                )
+                written = _as_data(layout)
+                total = len(written[1])
+                shift = len(layout.body) - len(combined)  # the head replaced by the trim's note
+                cuts = [at + shift for at in cuts if at >= replaced]
         if total > self.store.max_bytes:  # the current turn alone is over the bound: raise it
             self.store._raised[self.path] = min(self.store.ceiling, total + self.store.max_bytes // 4)
         else:
             self.store._raised.pop(self.path, None)
-        document = self._write_whole(layout)
+        document = self._write_whole(layout, cuts, written)
         if fast is None or layout.repaired or replaced > len(old_body) - len(fast.context):
             return DocumentChange(self.path, document=document, trimmed_bytes=trimmed, created=created)
         # Our own document, trimmed: two edits (the head, the end) rather than the whole text.
@@ -564,25 +595,31 @@ class _Open:
         )
         return DocumentChange(self.path, edits=tuple(edits), trimmed_bytes=trimmed)
 
-    def _to_trim(self, body: str, total: int) -> int:
-        """Bytes to trim from the head of `body` (the document is `total` bytes, over the bound):
-        down to TRIM_TO of the bound, but only older turns, unless the document would stay over
-        the ceiling."""
+    def _to_trim(self, body: str, encoded: bytes, total: int) -> int:
+        """Bytes to trim from the head of `body` (`encoded`: its UTF-8; the document is `total`
+        bytes, over the bound): down to TRIM_TO of the bound, but only older turns, unless the
+        document would stay over the ceiling."""
         store = self.store
         want = total - int(store.max_bytes * TRIM_TO)
-        turn = body.rfind(_TURN_START)
-        older = len(body[: turn + 1].encode("utf-8", "surrogatepass")) if turn >= 0 else 0
+        # An ASCII line in UTF-8: found in the bytes where it is in the text, no offset to convert.
+        turn = encoded.rfind(_TURN_START_BYTES)
+        older = turn + 1 if turn >= 0 else 0
         note = TRIM_NOTE.match(body)  # trim_head counts from after an earlier trim's note
         if note is not None and older:
-            older -= len(body[: note.end()].encode("utf-8", "surrogatepass"))
+            older -= len(note.group(0).encode("utf-8", "surrogatepass"))
         remove = min(want, older)
         if total - remove > store.ceiling:
             remove = total - int(store.ceiling * TRIM_TO)
         return remove
 
 
+def _as_data(layout: Layout) -> tuple[str, bytes]:
+    text = layout.text()
+    return text, text.encode("utf-8", "surrogatepass")
+
+
 def _as_written(known: _Known) -> _Written:
-    return _Written(known.body_end, known.tail, known.context, known.sep)
+    return _Written(known.body_end, known.tail, known.context, known.sep, known.headings, known.body_chars)
 
 
 def _blank_after(text: str) -> str:

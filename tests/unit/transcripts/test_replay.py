@@ -83,13 +83,14 @@ def flush(store: TranscriptStore, r: Renderer) -> None:
         store.append(AGENT, SESSION, batch)
 
 
-def load(store: TranscriptStore, turns: list[JsonObj], chunked: bool = False) -> None:
-    """A new sidecar loads the session: begin_replay, the replayed updates, end_replay."""
+def load(store: TranscriptStore, turns: list[JsonObj], chunked: bool = False, every: int = 3) -> None:
+    """A new sidecar loads the session: begin_replay, the replayed updates, end_replay (flushed
+    every `every` updates when `chunked`)."""
     r = renderer()
     r.begin_replay()
     for index, update in enumerate(replay_updates(turns)):
         r.update(update)
-        if chunked and index % 3 == 0:
+        if chunked and index % every == 0:
             flush(store, r)  # the engine's timer may flush in the middle of a replay
     r.end_replay()
     flush(store, r)
@@ -239,11 +240,13 @@ def long_history(turns: int) -> list[JsonObj]:
     return [turn([{"type": "text", "text": f"Question {n}"}], None, answer, f"t{n}") for n in range(turns)]
 
 
+@pytest.mark.parametrize("every", [0, 3, 40], ids=["one-batch", "flushed-every-3", "flushed-every-40"])
 def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int
 ) -> None:
-    """The store knows where its replayed sections start: its cut there is the one a scan of every
-    line finds (measured by the same load with those places withheld)."""
+    """The store knows where its replayed sections start, also those an earlier flush of the
+    replay wrote (appended in place or whole, trimmed since): its cut there is the one a scan of
+    every line finds (measured by the same load with those places withheld)."""
     from sidecar.transcripts import layout
 
     history = long_history(300)
@@ -252,7 +255,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: cuts.append(find(*args)) or cuts[-1])
     known = TranscriptStore(tmp_path / "known", max_bytes=16 * 1024, durable=False)
     live(known, history[:2])
-    load(known, history)
+    load(known, history, chunked=every > 0, every=every)
     text = known.read(AGENT, SESSION)
     assert text is not None
     assert cuts and all(cut is not None for cut in cuts)  # every trim was cut at a known heading
@@ -260,7 +263,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: None)
     scanned = TranscriptStore(tmp_path / "scanned", max_bytes=16 * 1024, durable=False)
     live(scanned, history[:2])
-    load(scanned, history)
+    load(scanned, history, chunked=every > 0, every=every)
     assert scanned.read(AGENT, SESSION) == text
 
     assert_well_formed(text)

@@ -41,7 +41,7 @@ bodies = st.lists(st.one_of(pieces, markdown_text.map(lambda t: t + "\n")), max_
 @given(bodies, st.integers(0, 400), st.integers(0, 120))
 @example("a\nb\n\n## You\n", 2, 2)  # a heading just past a line exactly `prefer` bytes in
 def test_the_cut_is_where_a_line_by_line_scan_finds_it(body: str, remove: int, prefer: int) -> None:
-    first, _ = _char_at_byte(body, remove)
+    first, _ = _char_at_byte(body.encode("utf-8", "surrogatepass"), remove)
     assert _choose_cut(body, first, prefer) == cut_line_by_line(body, remove, prefer)
 
 
@@ -54,3 +54,19 @@ def test_a_long_conversation_is_cut_at_a_heading_after_the_bound() -> None:
     assert trimmed.split("\n", 2)[2].startswith("## You\n\n    Prompt.")  # a real heading, not the fenced one
     assert body.endswith(trimmed[trimmed.index("## You") :])
     assert replaced == len(body) - len(trimmed[trimmed.index("## You") :])
+
+
+def test_a_heading_offset_that_is_no_heading_is_not_trusted() -> None:
+    """Offsets the store remembers may be stale (the file was changed in place): a cut there
+    would be at the wrong place, so the scan decides instead."""
+    from sidecar.transcripts.layout import _known_heading_cut
+
+    body = "## You\n\n    Prompt.\n\n## Agent\n\nAnswer.\n\n## You\n\n    Next.\n"
+    heading = body.index("## Agent")
+    encoded = body.encode()
+    first = _char_at_byte(encoded, 3)
+    found = _known_heading_cut(body, first, 3, 4096, [heading])
+    assert found is not None and found[0] == heading and found[2] == len(body[:heading].encode())
+    assert _known_heading_cut(body, first, 3, 4096, [heading + 1]) is None  # inside the heading
+    assert _known_heading_cut(body, first, 3, 4096, [body.index("Answer.")]) is None  # no heading
+    assert _known_heading_cut(body, first, 3, 4096, [body.index("Prompt.") - 4]) is None
