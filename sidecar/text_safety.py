@@ -203,7 +203,7 @@ def clean_line(raw: str) -> str:
     """`raw` as one line, not cut (see :func:`sanitize_text`)."""
     if _plain(raw):
         # The common case: nothing to remove but extra spaces.
-        return SPACE_RUN.sub(" ", raw).strip(" ")
+        return (SPACE_RUN.sub(" ", raw) if "  " in raw else raw).strip(" ")
     tables = _tables()
     text = fix_surrogates(raw)
     if _C1_OR_ESC.search(text) is not None:
@@ -284,11 +284,16 @@ def _clean(text: str, ascii_only: bool) -> str:
         text = fix_surrogates(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    drop = _DROP_ASCII if ascii_only else _DROP
-    if "\x1b" in text or drop.search(text) is not None:
+    if ascii_only:
+        # ASCII with no control character at all (most chunks of a stream) needs no search.
+        if not text.isprintable() and _DROP_ASCII.search(text) is not None:
+            text = ESCAPES.sub("", text)
+            text = _DROP_ASCII.sub("", text)
+        return text
+    if "\x1b" in text or _DROP.search(text) is not None:
         text = ESCAPES.sub("", text)
-        text = drop.sub("", text)
-    if not ascii_only and ("\u2028" in text or "\u2029" in text):
+        text = _DROP.sub("", text)
+    if "\u2028" in text or "\u2029" in text:
         text = _SEPARATORS.sub("\n", text)
     return text
 
@@ -337,4 +342,12 @@ def one_line(text: object, limit: int = 300) -> str:
     """An untrusted value as one clean line of at most `limit` characters ("" for non-strings)."""
     if not isinstance(text, str) or not text:
         return ""
+    if (
+        len(text) <= limit
+        and text.isascii()
+        and text.isprintable()
+        and "  " not in text
+        and text[0] != " " != text[-1]
+    ):
+        return text  # most names, titles and states: already one clean line (what the rules give)
     return sanitize_text(text, limit)

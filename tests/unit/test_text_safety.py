@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sidecar import text_safety
-from sidecar.text_safety import TextCleaner, clean_text, one_line
+from sidecar.text_safety import TextCleaner, clean_text, one_line, sanitize_text
 
 PIECES = [
     "a",
@@ -73,3 +73,13 @@ def test_an_ascii_stream_is_cleaned_as_the_whole_text(text: str, cuts: list[int]
     cleaner = TextCleaner()
     streamed = "".join(cleaner.feed(text[a:b]) for a, b in itertools.pairwise(points))
     assert streamed + cleaner.finish() == clean_text(text)
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab  \t\x1b[m\x7f\u00e9\u200d"), min_size=1, max_size=16),
+    st.integers(1, 20),
+)
+def test_one_line_gives_what_the_full_rules_give(text: str, limit: int) -> None:
+    """`one_line` returns plain text as it is without running the rules: only where they would
+    not change it."""
+    assert one_line(text, limit) == sanitize_text(text, limit)
