@@ -62,7 +62,11 @@ _json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ign
 
 
 def digest(*parts: object) -> str:
-    return hashlib.sha256(_key_json(parts).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return _digest_json(_key_json(parts))
+
+
+def _digest_json(data: str) -> str:
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def _key_json(parts: tuple[object, ...]) -> str:
@@ -135,7 +139,11 @@ class PromptParts:
 
     @property
     def key(self) -> str:
-        return "u:" + digest(self.text.strip(), [c.uri for c in self.contexts], self.others)
+        """`digest(text, uris, others)`, its JSON written here: a user message's parts are of
+        known types, and `digest` would find that out by a TypeError, every prompt of a replay."""
+        uris = ",".join([_json_string(c.uri) for c in self.contexts])
+        others = ",".join(map(_json_string, self.others))
+        return "u:" + _digest_json(f"[{_json_string(self.text.strip())},[{uris}],[{others}]]")
 
 
 def verbatim_block(text: str) -> str:

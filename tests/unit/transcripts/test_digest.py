@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.transcripts.elements import digest
+from sidecar.transcripts.elements import ContextRef, PromptParts, digest
 
 
 def digest_as_written_before(*parts: object) -> str:
@@ -40,3 +40,9 @@ def test_known_keys_stay_what_documents_hold() -> None:
     assert digest('quote " and \\ and \n and \x00 and \ud800') == digest_as_written_before(
         'quote " and \\ and \n and \x00 and \ud800'
     )
+
+
+@given(st.text(), st.lists(st.text(), max_size=3), st.lists(st.text(), max_size=3))
+def test_a_user_message_key_is_the_digest_of_its_parts(text: str, uris: list[str], others: list[str]) -> None:
+    parts = PromptParts(text, [ContextRef(uri) for uri in uris], others)
+    assert parts.key == "u:" + digest_as_written_before(text.strip(), uris, others)
