@@ -123,6 +123,8 @@ class ReviewedEdits:
 
     def tool_call_ended(self, session_id: str, update: Mapping[str, Any]) -> None:
         """A tool call completed or failed: what it did not write through us is settled."""
+        if not self._by_file:
+            return  # no reviewed edit waits (every update of a replay's tool calls comes here)
         status = update.get("status")
         if update.get("sessionUpdate") not in ("tool_call", "tool_call_update") or status not in (
             "completed",
