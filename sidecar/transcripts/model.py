@@ -6,19 +6,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import NamedTuple
 
 from .document import TextEdit, apply_edits, locate_prompt_area, resync
 
 __all__ = ["Anchor", "AnchoredEdit", "Batch", "DocumentChange", "ReplayCursor", "ReplayItem"]
 
 
-@dataclass(frozen=True)
-class ReplayItem:
+class ReplayItem(NamedTuple):
     """One complete item of a replayed history, rendered on its own.
 
     `key` identifies it (role and content hash, or tool call id): the store drops it when the
     document already holds an item with that key. `section` ("you", "agent" or None) is the
     heading it belongs under; the heading is added when the kept items change section.
+    (A named tuple: a long replay makes one per item, and a frozen dataclass's creation costs
+    several times a tuple's.)
     """
 
     text: str

@@ -267,9 +267,15 @@ class Renderer:
         if not text:
             return
         self._sink.append(text)
-        body = text.rstrip("\n")
-        newlines = len(text) - len(body)
-        self._trailing = min(2, newlines if body else (self._trailing or 0) + newlines)
+        # The newlines it ends with (at most 2 count), without copying the text to strip them.
+        if text[-1] != "\n":
+            self._trailing = 0
+        elif len(text) > 2 and text[-3] != "\n":
+            self._trailing = 2 if text[-2] == "\n" else 1
+        else:
+            body = text.rstrip("\n")
+            newlines = len(text) - len(body)
+            self._trailing = min(2, newlines if body else (self._trailing or 0) + newlines)
 
     def _blank(self) -> None:
         """Make what was written end with a blank line."""

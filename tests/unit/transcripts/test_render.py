@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from sidecar.transcripts.elements import context_meta, rename_prompt
-from sidecar.transcripts.render import ECHO_LINE, MAX_MESSAGE
+from sidecar.transcripts.render import ECHO_LINE, MAX_MESSAGE, Renderer
 
 from .helpers import FIXED, agent, rendered, renderer, user, user_block
 from .markdown_structure import structure
@@ -365,3 +368,15 @@ def test_batches_say_how_they_begin() -> None:
     second = r.take()
     assert second is not None and second.mid_line and second.fence == "```"
     assert second.text == "\ny = 2"
+
+
+@given(st.one_of(st.none(), st.integers(0, 2)), st.text(alphabet="a\n", min_size=1, max_size=8))
+def test_what_was_written_ends_with_as_many_newlines_as_it_does(before: int | None, text: str) -> None:
+    """The renderer counts the newlines its output ends with (up to 2) from each piece's end;
+    a piece of newlines only adds to what came before."""
+    r = Renderer()
+    r._trailing = before
+    r._emit(text)
+    body = text.rstrip("\n")
+    ending = len(text) - len(body)
+    assert r._trailing == min(2, ending if body else (before or 0) + ending)
