@@ -459,27 +459,30 @@ class _Open:
             # What the document holds, and the live items going in just before the replay (looked
             # up, not added up: a sum would copy the whole index at every flush of a long replay).
             held = self.store._index.counts(self.keys_path).get
-            lead = Counter(batch.keys[: batch.lead_keys]).get
+            lead_counts = Counter(batch.keys[: batch.lead_keys])
+            lead = lead_counts.get if lead_counts else None
             cursor = batch.cursor
             matched = cursor.matched if cursor is not None else Counter()
+            count = matched.get
             parts: list[str] = []
+            add, kept = parts.append, keys.append
             section: str | None = None
             size = 0
-            for item in batch.items:
-                key = item.key
-                seen = matched[key] = matched.get(key, 0) + 1
-                if seen <= held(key, 0) + lead(key, 0):
+            for item_text, key, item_section in batch.items:
+                seen = matched[key] = count(key, 0) + 1
+                if seen <= held(key, 0) + (lead(key, 0) if lead is not None else 0):
                     continue  # the document already has it
-                if item.section is not None and item.section != section:
+                if item_section is not None and item_section != section:
                     if parts:
                         item_headings.append(size)
-                    heading = HEADINGS[item.section] + "\n\n"
-                    parts.append(heading)
+                    heading = HEADINGS[item_section] + "\n\n"
+                    add(heading)
                     size += len(heading)
-                section = item.section
-                parts.append(item.text + "\n")
-                size += len(item.text) + 1
-                keys.append(key)
+                section = item_section
+                add(item_text)
+                add("\n")
+                size += len(item_text) + 1
+                kept(key)
             items_text = "".join(parts)
         text = batch.lead
         headings: list[int] = []
