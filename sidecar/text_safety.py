@@ -247,6 +247,14 @@ def sanitize_text(raw: str, max_length: int = DEFAULT_MAX_LENGTH) -> str:
     """
     if max_length < 1:
         raise ValueError(f"max_length must be at least 1, got {max_length}")
+    if (
+        len(raw) <= max_length
+        and raw.isascii()
+        and raw.isprintable()
+        and "  " not in raw
+        and raw[:1] != " " != raw[-1:]
+    ):
+        return raw  # most names, titles and states: already one clean line (what the rules give)
     if max_length >= len(raw):
         return _truncate(clean_line(raw), max_length)
     if max_length < MAX_SCAN:
@@ -284,16 +292,14 @@ def _clean(text: str, ascii_only: bool) -> str:
         text = fix_surrogates(text)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if ascii_only:
-        # ASCII with no control character at all (most chunks of a stream) needs no search.
-        if not text.isprintable() and _DROP_ASCII.search(text) is not None:
-            text = ESCAPES.sub("", text)
-            text = _DROP_ASCII.sub("", text)
+    if text.isprintable():
+        # No control, bidi or separator character (most chunks of a stream): nothing to search.
         return text
-    if "\x1b" in text or _DROP.search(text) is not None:
+    drop = _DROP_ASCII if ascii_only else _DROP
+    if drop.search(text) is not None:
         text = ESCAPES.sub("", text)
-        text = _DROP.sub("", text)
-    if "\u2028" in text or "\u2029" in text:
+        text = drop.sub("", text)
+    if not ascii_only and ("\u2028" in text or "\u2029" in text):
         text = _SEPARATORS.sub("\n", text)
     return text
 
@@ -342,12 +348,4 @@ def one_line(text: object, limit: int = 300) -> str:
     """An untrusted value as one clean line of at most `limit` characters ("" for non-strings)."""
     if not isinstance(text, str) or not text:
         return ""
-    if (
-        len(text) <= limit
-        and text.isascii()
-        and text.isprintable()
-        and "  " not in text
-        and text[0] != " " != text[-1]
-    ):
-        return text  # most names, titles and states: already one clean line (what the rules give)
     return sanitize_text(text, limit)

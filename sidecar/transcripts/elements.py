@@ -70,25 +70,12 @@ def _digest_json(data: str) -> str:
 
 
 def _key_json(parts: tuple[object, ...]) -> str:
-    """`parts` as the digest's encoder writes them; strings and lists of strings (most keys) by
-    the encoder's C string function, without its Python-level walk."""
+    """`parts` as the digest's encoder writes them; only strings (most keys) by the encoder's C
+    string function, without its Python-level walk (it refuses anything else with TypeError)."""
     try:
-        # Only strings (the most common); the C function refuses anything else with TypeError.
         return "[" + ",".join(map(_json_string, parts)) + "]"  # type: ignore[arg-type]
     except TypeError:
-        pass
-    out = []
-    for part in parts:
-        if isinstance(part, str):
-            out.append(_json_string(part))
-        elif type(part) is list:
-            try:
-                out.append("[" + ",".join(map(_json_string, part)) + "]")
-            except TypeError:
-                return _DIGEST_JSON.encode(parts)
-        else:
-            return _DIGEST_JSON.encode(parts)
-    return "[" + ",".join(out) + "]"
+        return _DIGEST_JSON.encode(parts)
 
 
 def inline(text: str) -> str:

@@ -162,10 +162,10 @@ def trim_head(
         earlier = int(note.group(1))
         skipped = note.end()
         body = body[skipped:]
-    skipped_bytes = len(note.group(0).encode("utf-8", "surrogatepass")) if note is not None else 0
     if encoded is None:
-        encoded = body.encode("utf-8", "surrogatepass")
-        skipped_bytes = 0
+        encoded, skipped_bytes = body.encode("utf-8", "surrogatepass"), 0
+    else:  # it still holds the earlier trim's note
+        skipped_bytes = len(note.group(0).encode("utf-8", "surrogatepass")) if note is not None else 0
     # The first character that may start the rest:
     at_least = _char_at_byte(encoded, remove_bytes, skipped_bytes)
     first = at_least[0]

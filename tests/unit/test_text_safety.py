@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sidecar import text_safety
@@ -76,10 +76,19 @@ def test_an_ascii_stream_is_cleaned_as_the_whole_text(text: str, cuts: list[int]
 
 
 @given(
-    st.text(alphabet=st.sampled_from("ab  \t\x1b[m\x7f\u00e9\u200d"), min_size=1, max_size=16),
+    st.lists(
+        st.sampled_from(["a", "bc", " ", "  ", "\t", "\x1b[m", "\x7f", "\u00e9", "\u200d"]), max_size=8
+    ).map("".join),
     st.integers(1, 20),
 )
-def test_one_line_gives_what_the_full_rules_give(text: str, limit: int) -> None:
-    """`one_line` returns plain text as it is without running the rules: only where they would
-    not change it."""
-    assert one_line(text, limit) == sanitize_text(text, limit)
+@example("a  b", 5)  # plain but for a double space
+@example(" a", 5)
+@example("a ", 5)
+@example("abc", 3)  # exactly the limit
+def test_a_short_line_gives_what_the_full_rules_give(text: str, limit: int) -> None:
+    """`sanitize_text` returns plain text as it is without running the rules: only where they
+    would not change it."""
+    if len(text) <= limit:
+        full_rules = text_safety._truncate(text_safety.clean_line(text), limit)
+        assert sanitize_text(text, limit) == full_rules
+        assert one_line(text, limit) == (full_rules if text else "")
