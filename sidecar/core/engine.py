@@ -192,12 +192,14 @@ class Engine:
             self.titles.on_info_update(event.session, event.routed.update.raw)
 
     def _reviewed_edit_follows(self, event: UpdateRouted) -> None:
-        if event.routed.update.kind in TOOL_CALL_KINDS:
+        # A replayed tool call is history: what it wrote landed long ago (a change the user kept
+        # would come back for review), and no reviewed edit of this process waits for it.
+        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
             self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
             self.fs.tool_call_ended(event.session, event.routed.update.raw)
 
     def _terminal_follows(self, event: UpdateRouted) -> None:
-        if event.routed.update.kind in TOOL_CALL_KINDS:
+        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
             self.terminals.show(event.session.session_id, event.routed.update.raw)
 
     def _status_follows(self, event: UpdateRouted) -> None:

@@ -317,3 +317,26 @@ async def test_follow_the_agent(follow: bool, workspace: Path, state_dir: Path) 
             assert followed and all(d.take_focus is False for d in followed), ed.client.shown_documents
         else:
             assert followed == []
+
+
+async def test_a_replayed_edit_is_history_not_a_new_change(workspace: Path, state_dir: Path) -> None:
+    """A loaded session's completed tool calls with diffs are history: the change the user kept
+    yesterday does not come back for review when the session is loaded again."""
+    readme = workspace / "README.md"
+    readme.write_text("# Practice repo\n\nA small project for tests.\nLine four.")
+    env = {"ACP_DEMO_CAPS": "own-writes,no-resume", "ACP_DEMO_DIFFS": "whole"}  # loads replay
+    async with open_editor("helix", workspace, state_dir, env=env) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        await ed.prompt_and_wait("#edit add a line")
+        [hunk] = (await ed.command("acp.changes.list", readme.as_uri()))["files"][0]["hunks"]
+        await ed.command("acp.changes.keep", hunk["hunkId"])
+        assert (await ed.command("acp.changes.list"))["files"] == []
+    replays = {"notify": {"replayUpdates": True}}
+    async with open_editor("helix", workspace, state_dir, env=env, init_options=replays) as ed:
+        await ed.command("acp.session.load", sid)
+        replayed = [u["update"] for u in ed.of("acp/sessionUpdate") if u["replay"]]
+        assert any(u.get("status") == "completed" and u.get("content") for u in replayed), replayed
+        await ed.command("acp.status")  # what a replayed update would start has had its turn
+        await asyncio.sleep(0.3)
+        assert (await ed.command("acp.changes.list"))["files"] == []
+        assert ours(ed, readme.as_uri()) == []
