@@ -163,20 +163,25 @@ class Conversations:
 
     def update(self, session: Session, update: Update) -> None:
         conversation = self._of(session)
+        operations = conversation.operations
+        last = operations[-1] if operations else None
+        # What joins the last operation, not handed to the worker yet, goes into it: nothing is
+        # built per update but its place in a list (a replay's backlog is hundreds of thousands
+        # of updates, and every object it holds is walked by the garbage collector).
         if update.plain and update.kind in _JOINED:
             text = update.text or ""
-            run = _TextRun(conversation.renderer, update.kind, update.message_id, [text])
             urgent = len(text) >= BIG_CHUNK and self._early(conversation)
-            last = conversation.operations[-1] if conversation.operations else None
-            if isinstance(last, _TextRun) and last.joins(run):
-                last.parts.append(text)  # not handed to the worker yet: still queued
+            if type(last) is _TextRun and last.kind == update.kind and last.message_id == update.message_id:
+                last.parts.append(text)
                 if urgent:
                     conversation.urgent.set()
                 return
+            run = _TextRun(conversation.renderer, update.kind, update.message_id, [text])
             self._queue(conversation, run, urgent=urgent)
-            return
-        renderer, raw = conversation.renderer, update.raw
-        self._queue(conversation, lambda: _render(renderer.update, raw))
+        elif type(last) is _Updates:
+            last.updates.append(update.raw)
+        else:
+            self._queue(conversation, _Updates(conversation.renderer, [update.raw]))
 
     def prompt_sent(self, session: Session, turn: Turn) -> None:
         conversation = self._of(session)
@@ -504,9 +509,6 @@ class _TextRun:
     message_id: str | None
     parts: list[str]
 
-    def joins(self, other: _TextRun) -> bool:
-        return self.kind == other.kind and self.message_id == other.message_id
-
     def __call__(self) -> None:
         update: JsonObj = {
             "sessionUpdate": self.kind,
@@ -515,6 +517,24 @@ class _TextRun:
         if self.message_id is not None:
             update["messageId"] = self.message_id
         self.renderer.update(update)
+
+
+@dataclass
+class _Updates:
+    """Consecutive updates other than plain text chunks, rendered in order by one operation."""
+
+    renderer: Renderer
+    updates: list[JsonObj]
+
+    def __call__(self) -> None:
+        failed: Exception | None = None
+        for update in self.updates:
+            try:
+                self.renderer.update(update)
+            except Exception as exc:  # it loses only itself, as when each update was an operation
+                failed = exc
+        if failed is not None:
+            raise failed
 
 
 @dataclass

@@ -172,6 +172,34 @@ async def test_rendering_and_writing_run_off_the_event_loop(
     assert threads and all(name.startswith("transcripts") for name in threads), threads
 
 
+async def test_an_update_the_renderer_fails_on_loses_only_itself(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Updates queued together are rendered together, in order; one that fails is reported
+    and the others around it reach the document."""
+    original = Renderer.update
+
+    def failing(self: Renderer, update: dict[str, Any]) -> None:
+        if update.get("toolCallId") == "bad":
+            raise ValueError("a renderer bug")
+        original(self, update)
+
+    monkeypatch.setattr(Renderer, "update", failing)
+    sid = await engine.new_session(str(workspace))
+    await engine.prompt("go", sid)
+    call = await agents.next_prompt()
+    for call_id in ("first", "bad", "last"):
+        tool = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"Run {call_id}"}
+        await agents.current.send_update(sid, tool)
+    await agents.current.send_update(sid, chunk("after the tools"))
+    call.finish()
+    text = await until_file(engine, sid, "_Turn ended")
+    assert text.index("Run first") < text.index("Run last") < text.index("after the tools")
+    assert "Run bad" not in text
+    # Reported once the worker's outcome is back on the event loop (the file may be seen first).
+    await until(lambda: any("a renderer bug" in m for _, m in recorder.of("log")), what="the report")
+
+
 async def test_a_burst_of_title_changes_retitles_the_documents_that_exist_and_creates_none(
     engine: Engine, recorder: Recorder
 ) -> None:
