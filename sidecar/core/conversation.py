@@ -9,8 +9,10 @@ Rendering hostile text and file I/O can be slow (seconds for megabytes of agent 
 machine), so the event loop only queues what happened; one worker thread does the rendering and
 the writing, in the order things happened, for every session. A session's queue is flushed within
 the interval (`EngineOptions.transcript_interval`, 0.25 s by default) while it is busy,
-and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval);
-each change a flush makes goes to the listener (`on_transcript_change`, with `at_once` for such a
+and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval).
+A replayed history is held while the agent sends it (at most `REPLAY_HOLD`): the load's answer
+does not wait for the interpreter the rendering takes, and the history is written after it.
+Each change a flush makes goes to the listener (`on_transcript_change`, with `at_once` for such a
 flush) so that an open editor buffer can follow the file, without waiting either when `at_once`.
 """
 
@@ -47,6 +49,10 @@ BIG_CHUNK = 16 * 1024  # characters
 MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
 REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
 CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
+# Seconds a replayed history is held before it is written: the editor waits for the load's
+# answer, and rendering while the replay is read would share the interpreter with reading it (a
+# 100 000-update history is read in about a second); a longer replay is written every so often.
+REPLAY_HOLD = 2.0
 
 # An operation runs in the worker thread; it may change the document (a store call) or only the
 # renderer (it returns None).
@@ -78,6 +84,7 @@ class _Conversation:
     early_at: float = float("-inf")  # the last flush brought forward by a big chunk
     costly: bool = False  # the next urgent flush is a big chunk's: it counts as the interval's
     prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
+    replay_since: float | None = None  # a replay runs: when it began, or its last write
 
 
 @dataclass
@@ -155,11 +162,14 @@ class Conversations:
 
     def replay(self, session: Session, starting: bool) -> None:
         """`session/load` replays the history (merged with what the document holds)."""
-        renderer = self._of(session).renderer
+        conversation = self._of(session)
+        renderer = conversation.renderer
         if starting:
-            self._queue(self._of(session), lambda: _render(renderer.begin_replay))
+            conversation.replay_since = asyncio.get_running_loop().time()
+            self._queue(conversation, lambda: _render(renderer.begin_replay))
         else:
-            self._queue(self._of(session), lambda: _render(renderer.end_replay), urgent=True)
+            conversation.replay_since = None
+            self._queue(conversation, lambda: _render(renderer.end_replay), urgent=True)
 
     def update(self, session: Session, update: Update) -> None:
         conversation = self._of(session)
@@ -170,7 +180,9 @@ class Conversations:
         # of updates, and every object it holds is walked by the garbage collector).
         if update.plain and update.kind in _JOINED:
             text = update.text or ""
-            urgent = len(text) >= BIG_CHUNK and self._early(conversation)
+            # A big replayed chunk waits with the rest of the history (see REPLAY_HOLD).
+            live = conversation.replay_since is None
+            urgent = len(text) >= BIG_CHUNK and live and self._early(conversation)
             if type(last) is _TextRun and last.kind == update.kind and last.message_id == update.message_id:
                 last.parts.append(text)
                 if urgent:
@@ -363,6 +375,8 @@ class Conversations:
         loop = asyncio.get_running_loop()
         while conversation.operations:
             delay = conversation.flushed_at + self._interval - loop.time()
+            if conversation.replay_since is not None:
+                delay = max(delay, conversation.replay_since + REPLAY_HOLD - loop.time())
             if delay > 0 and not conversation.urgent.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(conversation.urgent.wait(), delay)
@@ -371,6 +385,8 @@ class Conversations:
             await self._flush(conversation)
             if counts:
                 conversation.flushed_at = loop.time()
+            if conversation.replay_since is not None:
+                conversation.replay_since = loop.time()  # a replay this long: the next part later
 
     async def _flush(self, conversation: _Conversation) -> None:
         at_once = conversation.urgent.is_set()

@@ -4,6 +4,7 @@ refuses writes, shutdown, and rendering off the event loop."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.core import conversation
 from sidecar.core.engine import Engine
 from sidecar.transcripts import PROMPT_AREA, DocumentChange, Renderer
 from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, until
@@ -109,6 +111,62 @@ async def test_a_replayed_history_is_merged_not_repeated(
     assert text.count("an old question") == 1 and text.count("an old answer") == 1
     assert "Rename this session" not in text and text.count("_Renamed to “Old”_") == 1
     assert text.index("an old answer") < text.index("## You\n\n    a new question")
+
+
+@pytest.mark.parametrize("hold", [30.0, 0.3])
+async def test_a_replayed_history_is_written_after_the_load_answers(
+    hold: float, load_only: FakeAgents, engine: Engine, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the agent replays, its history is held (the load's answer does not share the
+    interpreter with rendering it); a replay longer than REPLAY_HOLD is written in parts."""
+    monkeypatch.setattr(conversation, "REPLAY_HOLD", hold)
+    agents = load_only
+    agents.known_sessions.add("old-1")
+    agents.before_attach = [
+        chunk("an old question", "user_message_chunk"),
+        chunk("x" * 20_000 + " an old answer"),  # a big chunk: in a replay, no flush of its own
+        {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"},  # the answer ends
+    ]
+    agents.attach_gate.close()  # the replay is sent; the load's answer waits
+    loading = asyncio.ensure_future(engine.load_session("old-1", str(workspace)))
+    await until(lambda: agents.attach_gate.waiting == 1, what="the replay sent")
+    if hold > 1:
+        await asyncio.sleep(0.6)  # over two intervals, and a big chunk
+        assert "an old answer" not in read(engine, "old-1")
+    else:
+        await until_file(engine, "old-1", "an old answer")  # held no longer than REPLAY_HOLD
+    agents.attach_gate.open()
+    await loading
+    text = await until_file(engine, "old-1", "an old answer")
+    assert text.count("an old answer") == 1 and text.index("an old question") < text.index("an old answer")
+
+
+async def test_a_big_chunk_does_not_cut_a_replays_hold_short(
+    load_only: FakeAgents, engine: Engine, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Live, a big chunk is written at once (at most once per interval); replayed, it waits with
+    the rest of the history, also right after a part of a long replay was written."""
+    monkeypatch.setattr(conversation, "REPLAY_HOLD", 1.0)
+    agents = load_only
+    agents.known_sessions.add("old-1")
+    agents.before_attach = [chunk("an old question", "user_message_chunk"), chunk("a first answer")]
+    agents.before_attach.append({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"})
+    agents.attach_gate.close()
+    loading = asyncio.ensure_future(engine.load_session("old-1", str(workspace)))
+    await until_file(engine, "old-1", "a first answer")  # the first part, after the hold
+    await asyncio.sleep(0.05)  # its flush is over (the file is written before the loop hears)
+    for update in (
+        chunk("a second answer"),
+        {"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "Write"},  # the answer ends
+        chunk("y" * 20_000),
+    ):
+        await agents.current.send_update("old-1", update)
+    await asyncio.sleep(0.3)
+    assert "a second answer" not in read(engine, "old-1")
+    agents.attach_gate.open()
+    await loading
+    text = await until_file(engine, "old-1", "y" * 20_000)
+    assert text.index("a first answer") < text.index("a second answer") < text.index("y" * 20_000)
 
 
 async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
