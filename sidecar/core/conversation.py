@@ -526,13 +526,7 @@ class _TextRun:
     parts: list[str]
 
     def __call__(self) -> None:
-        update: JsonObj = {
-            "sessionUpdate": self.kind,
-            "content": {"type": "text", "text": "".join(self.parts)},
-        }
-        if self.message_id is not None:
-            update["messageId"] = self.message_id
-        self.renderer.update(update)
+        self.renderer.text_chunk(self.kind, self.message_id, "".join(self.parts))
 
 
 @dataclass

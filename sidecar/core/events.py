@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+
 if TYPE_CHECKING:
     from ..acp import AgentDescription
     from .ports import AgentConnection
@@ -25,10 +27,10 @@ JsonObj = dict[str, Any]
 E = TypeVar("E")
 
 
-@dataclass(frozen=True)
-class UpdateRouted:
+class UpdateRouted(msgspec.Struct, frozen=True):
     """A session/update the registry routed (after the session's own state took it in);
-    `state_changed`: the session's mode, config options or usage changed with it."""
+    `state_changed`: the session's mode, config options or usage changed with it. (A struct: one
+    is built per update, a frozen dataclass takes seven times as long.)"""
 
     session: Session
     routed: Routed

@@ -51,6 +51,7 @@ __all__ = ["Renderer"]
 JsonObj = dict[str, Any]
 
 _KEEP = "keep"  # _start(): stay in the current section
+_CHUNK_ROLES = {"agent_message_chunk": "agent", "agent_thought_chunk": "thought"}
 MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
 # Characters of one agent message rendered; the rest is counted, not shown. The store keeps the
 # current turn whole (up to its ceiling, 64 MiB), and this bounds the work a hostile flood can cause.
@@ -349,22 +350,37 @@ class Renderer:
 
     # ------------------------------------------------------------------ messages
 
+    def text_chunk(self, kind: str, message_id: str | None, text: str) -> None:
+        """A plain text chunk (`kind`: agent_message_chunk or agent_thought_chunk), as `update`
+        renders it, without a dict to build and take apart (a replay has one per message)."""
+        self._text(_CHUNK_ROLES[kind], message_id, text)
+
     def _chunk(self, role: str, update: JsonObj) -> None:
         content = update.get("content")
         message_id = update.get("messageId") if isinstance(update.get("messageId"), str) else None
+        text = content.get("text") if isinstance(content, dict) and content.get("type") == "text" else None
+        if isinstance(text, str):
+            self._text(role, message_id, text)
+            return
         message = self._open
-        if (
-            message is None
-            or message.role != role
-            or (message_id is not None and message.message_id not in (None, message_id))
-        ):
-            text = (
-                content.get("text") if isinstance(content, dict) and content.get("type") == "text" else None
-            )
-            if not isinstance(text, str):
-                self._start_message(role, message_id)
-                self._chunk_text(self._open_message(), role, content)
-                return
+        if not self._continues(message, role, message_id):
+            self._start_message(role, message_id)
+            message = self._open
+        assert message is not None
+        self._chunk_text(message, role, content)
+
+    @staticmethod
+    def _continues(message: MessageState | None, role: str, message_id: str | None) -> bool:
+        """Whether a chunk of `role` and `message_id` goes on with the open message."""
+        return (
+            message is not None
+            and message.role == role
+            and (message_id is None or message.message_id in (None, message_id))
+        )
+
+    def _text(self, role: str, message_id: str | None, text: str) -> None:
+        message = self._open
+        if not self._continues(message, role, message_id):
             # Blank text that would begin a message is held until the message says something.
             held = self._blank_start
             lead = held[2] if held is not None and held[0] == role and held[1] in (None, message_id) else ""
@@ -380,7 +396,8 @@ class Renderer:
             message.hasher.update(whole[: len(whole) - len(shown)])
             self._feed(message, role, shown)
             return
-        self._chunk_text(message, role, content)
+        assert message is not None
+        self._feed(message, role, text)
 
     def _open_message(self) -> MessageState:
         assert self._open is not None

@@ -213,13 +213,13 @@ async def test_rendering_and_writing_run_off_the_event_loop(
     engine: Engine, agents: FakeAgents, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: set[str] = set()
-    original = Renderer.update
+    original = Renderer._text  # where every text chunk is rendered, joined or not
 
-    def recording(self: Renderer, update: dict[str, Any]) -> None:
+    def recording(self: Renderer, role: str, message_id: str | None, text: str) -> None:
         threads.add(threading.current_thread().name)
-        original(self, update)
+        original(self, role, message_id, text)
 
-    monkeypatch.setattr(Renderer, "update", recording)
+    monkeypatch.setattr(Renderer, "_text", recording)
     sid = await engine.new_session(str(workspace))
     await engine.prompt("hostile", sid)
     call = await agents.next_prompt()

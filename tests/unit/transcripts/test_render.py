@@ -380,3 +380,43 @@ def test_what_was_written_ends_with_as_many_newlines_as_it_does(before: int | No
     body = text.rstrip("\n")
     ending = len(text) - len(body)
     assert r._trailing == min(2, ending if body else (before or 0) + ending)
+
+
+_CHUNKS = st.lists(
+    st.tuples(
+        st.sampled_from(["agent_message_chunk", "agent_thought_chunk"]),
+        st.sampled_from([None, "m1", "m2"]),
+        st.text(alphabet=" \n\ra#`>-*x\x1b", max_size=12),
+    ),
+    max_size=8,
+)
+
+
+@given(_CHUNKS, st.booleans())
+def test_a_joined_text_chunk_renders_as_its_update_does(
+    chunks: list[tuple[str, str | None, str]], replaying: bool
+) -> None:
+    """`text_chunk` (what the engine's joined runs call) is `update` of the same plain chunk."""
+    by_update, by_text = renderer(), renderer()
+    if replaying:
+        by_update.begin_replay()
+        by_text.begin_replay()
+    for kind, message_id, text in chunks:
+        update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+        if message_id is not None:
+            update["messageId"] = message_id
+        by_update.update(update)
+        by_text.text_chunk(kind, message_id, text)
+    if replaying:
+        by_update.end_replay()
+        by_text.end_replay()
+    by_update.turn_ended("end_turn")
+    by_text.turn_ended("end_turn")
+    one, other = by_update.take(), by_text.take()
+    assert (one is None) == (other is None)
+    if one is not None and other is not None:
+        assert (one.text, one.keys, [i[:2] for i in one.items]) == (
+            other.text,
+            other.keys,
+            [i[:2] for i in other.items],
+        )
