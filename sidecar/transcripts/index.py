@@ -151,6 +151,10 @@ class ItemIndex:
             os.close(fd)
         if entry.ino == info.st_ino and entry.size == before:
             entry.size += len(data)
+        elif entry.ino is None and entry.size == 0 and before == 0:
+            # A new (or empty) file: it holds what we wrote, which our counts hold already; it is
+            # not read back (a long replay's first flush writes tens of thousands of keys).
+            entry.ino, entry.size = info.st_ino, len(data)
         else:
             entry.ino = None  # not the file we read (or not read yet): read it whole next time
         entry.pending.clear()
