@@ -381,6 +381,11 @@ class Renderer:
     def _text(self, role: str, message_id: str | None, text: str) -> None:
         message = self._open
         if not self._continues(message, role, message_id):
+            if text and not text[0].isspace() and self._blank_start is None:
+                # The common start (a message's first words, nothing held): nothing to hold or hide.
+                self._start_message(role, message_id)
+                self._feed(self._open_message(), role, text)
+                return
             # Blank text that would begin a message is held until the message says something.
             held = self._blank_start
             lead = held[2] if held is not None and held[0] == role and held[1] in (None, message_id) else ""
