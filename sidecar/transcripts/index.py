@@ -135,7 +135,7 @@ class ItemIndex:
             info = os.fstat(fd)
             if stat.S_IMODE(info.st_mode) != 0o600:
                 os.fchmod(fd, 0o600)
-            data = "".join(key + "\n" for key in entry.pending).encode()
+            data = ("\n".join(entry.pending) + "\n").encode() if entry.pending else b""
             before = info.st_size
             try:
                 written = 0

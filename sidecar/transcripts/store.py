@@ -497,8 +497,7 @@ class _Open:
         return text, keys, headings
 
     def _fits(self, fast: _Known, text: str) -> bool:
-        added = len(text.encode("utf-8", "surrogatepass")) + 2
-        return fast.size + added <= max(self.store.max_bytes, self.store._raised.get(self.path, 0))
+        return fits(fast.size, text, max(self.store.max_bytes, self.store._raised.get(self.path, 0)))
 
     def _append_in_place(self, fast: _Known, text: str, closing: str, headings: list[int]) -> DocumentChange:
         old_sep = fast.sep
@@ -614,6 +613,17 @@ class _Open:
         if total - remove > store.ceiling:
             remove = total - int(store.ceiling * TRIM_TO)
         return remove
+
+
+def fits(size: int, text: str, bound: int) -> bool:
+    """Whether a document of `size` bytes stays within `bound` with `text` (and a separator of at
+    most two bytes) appended. A character is 1 to 4 bytes in UTF-8: most batches are decided
+    without encoding them (a long replay's is megabytes)."""
+    if size + len(text) + 2 > bound:
+        return False
+    if size + 4 * len(text) + 2 <= bound:
+        return True
+    return size + len(text.encode("utf-8", "surrogatepass")) + 2 <= bound
 
 
 def _as_data(layout: Layout) -> tuple[str, bytes]:

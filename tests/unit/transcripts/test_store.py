@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from sidecar.transcripts.document import PROMPT_AREA, TRIM_NOTE, apply_edits, prompt_text, resync
 from sidecar.transcripts.model import Batch, DocumentChange
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.transcripts.store import TranscriptStore, fits
 
 from .helpers import agent, assert_well_formed, renderer, user
 
@@ -416,3 +418,12 @@ def test_a_read_never_sees_half_an_append(tmp_path: Path) -> None:
         done.set()
         reader.join()
     assert torn == [], f"{len(torn)} torn reads, e.g. {torn[0]!r}"
+
+
+@example(0, "\U0001f600" * 3, 13)  # 14 bytes: over, though 3 bytes a character would fit
+@example(1, "\u2014" * 2, 9)  # 9 bytes: exactly at the bound
+@given(st.integers(0, 64), st.text(alphabet="a\u00e9\u2014\U0001f600\ud800", max_size=24), st.integers(0, 99))
+def test_whether_a_batch_fits_is_decided_by_its_utf8_size(size: int, text: str, bound: int) -> None:
+    """Decided without encoding where the number of characters settles it, always as the
+    encoded size would."""
+    assert fits(size, text, bound) == (size + len(text.encode("utf-8", "surrogatepass")) + 2 <= bound)
