@@ -190,7 +190,8 @@ def _exit_like(status: int) -> None:
     """Exit with the agent's status: the same exit code, or death by the same signal."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those have no handler to reset
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
         time.sleep(1)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1

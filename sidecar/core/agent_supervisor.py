@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Awaitable, Iterable
 from typing import Any, Protocol, TypeVar
@@ -198,7 +199,8 @@ class AgentSupervisor:
         if code is None:
             return self.problem or fallback
         tail = client.process.stderr.last_words()
-        return f"the agent {self.name} exited (code {code})" + (f"; stderr: {tail}" if tail else "")
+        how = f"code {code}" if code >= 0 else f"ended by {_signal_name(-code)}"
+        return f"the agent {self.name} exited ({how})" + (f"; stderr: {tail}" if tail else "")
 
     # ------------------------------------------------------------------ identity
     @property
@@ -330,3 +332,11 @@ class AgentSupervisor:
     def kill_now(self) -> None:
         if self.client is not None:
             self.client.process.kill_now()
+
+
+def _signal_name(number: int) -> str:
+    """SIGKILL for 9 (the out-of-memory killer's, or a user's `kill -9`): what a user looks up."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -57,10 +58,12 @@ async def test_agent_dies_while_a_permission_request_is_pending(workspace: Path,
         await ed.wait_for("acp/status", lambda s: s["state"] == "waiting_permission")
         agents = descendants(ed.client._server.pid)
         for pid in agents:
-            os.kill(pid, signal.SIGKILL)
+            # The agent's reaper ends as its agent does: it may be gone before its turn here.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         FIGURES["faults injected: agent killed during a permission request"] += 1
         end = await ed.wait_turn_end(admitted["turnId"])
-        assert end["error"] is not None and "exited" in end["error"]["message"]
+        assert end["error"] is not None and "exited (ended by SIGKILL)" in end["error"]["message"], end
         await ed.wait_for("acp/status", lambda s: s["state"] == "disconnected")
         assert not wait_gone(agents, 5)
         ed.hold_message_requests = False

@@ -45,7 +45,12 @@ async def test_no_code_runs_between_fork_and_exec(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize(
-    ("code", "expected"), [("raise SystemExit(3)", 3), ("import os; os.kill(os.getpid(), 15)", -15)]
+    ("code", "expected"),
+    [
+        ("raise SystemExit(3)", 3),
+        ("import os; os.kill(os.getpid(), 15)", -15),
+        ("import os; os.kill(os.getpid(), 9)", -9),  # what the OOM killer does: no handler to reset
+    ],
 )
 async def test_exit_status_is_the_agents(code: str, expected: int) -> None:
     proc = AgentProcess(_py(code))

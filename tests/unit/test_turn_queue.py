@@ -83,6 +83,19 @@ async def test_agent_error_ends_the_turn_once_with_the_error(
     assert end["error"] == {"code": -32603, "message": "the agent answered: demo failure"}
 
 
+async def test_an_agent_killed_by_a_signal_says_which(
+    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+) -> None:
+    """Killed (by the out-of-memory killer, or `kill -9`): the message names the signal."""
+    sid = await new(engine, workspace)
+    turn = await engine.prompt("runs", sid)
+    await agents.next_prompt()
+    agents.current.die(-9)
+    await until(lambda: bool(recorder.ended(turn["turnId"])))
+    [end] = recorder.ended(turn["turnId"])
+    assert "the agent fake-agent exited (ended by SIGKILL)" in end["error"]["message"], end
+
+
 async def test_agent_death_ends_running_and_queued_turns_once(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
