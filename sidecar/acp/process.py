@@ -42,6 +42,15 @@ _HEADLINE = re.compile(
 )
 
 
+def signal_name(number: int) -> str:
+    """The name a user looks up for a signal that ended a process (SIGKILL for 9: the
+    out-of-memory killer's, or `kill -9`); SIG<number> for one Python does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
 def _clip(line: str) -> str:
     return line if len(line) <= LAST_WORD_MAX else line[: LAST_WORD_MAX - 1] + "…"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import time
 from collections.abc import Awaitable, Iterable
 from typing import Any, Protocol, TypeVar
@@ -22,6 +21,7 @@ from ..acp import (
     ClientHandler,
     ConnectionClosed,
 )
+from ..acp.process import signal_name
 from . import errors
 from .agent_names import AgentIdentity
 from .context import EngineContext
@@ -199,7 +199,7 @@ class AgentSupervisor:
         if code is None:
             return self.problem or fallback
         tail = client.process.stderr.last_words()
-        how = f"code {code}" if code >= 0 else f"ended by {_signal_name(-code)}"
+        how = f"code {code}" if code >= 0 else f"ended by {signal_name(-code)}"
         return f"the agent {self.name} exited ({how})" + (f"; stderr: {tail}" if tail else "")
 
     # ------------------------------------------------------------------ identity
@@ -332,11 +332,3 @@ class AgentSupervisor:
     def kill_now(self) -> None:
         if self.client is not None:
             self.client.process.kill_now()
-
-
-def _signal_name(number: int) -> str:
-    """SIGKILL for 9 (the out-of-memory killer's, or a user's `kill -9`): what a user looks up."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"

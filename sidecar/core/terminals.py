@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..acp.process import REAPER, reaper_handshake
+from ..acp.process import REAPER, reaper_handshake, signal_name
 from ..tasks import OwnedTasks
 from ..transcripts.terminal import (
     terminal_cut_note,
@@ -181,11 +181,7 @@ class Terminal:
 def exit_status_of(returncode: int) -> JsonObj:
     """`TerminalExitStatus` from the reaper's status (it exits like the command did)."""
     if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"SIG{-returncode}"
-        return {"exitCode": None, "signal": name}
+        return {"exitCode": None, "signal": signal_name(-returncode)}
     return {"exitCode": returncode, "signal": None}
 
 
