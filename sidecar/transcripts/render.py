@@ -362,12 +362,9 @@ class Renderer:
         if isinstance(text, str):
             self._text(role, message_id, text)
             return
-        message = self._open
-        if not self._continues(message, role, message_id):
+        if not self._continues(self._open, role, message_id):
             self._start_message(role, message_id)
-            message = self._open
-        assert message is not None
-        self._chunk_text(message, role, content)
+        self._chunk_text(self._open_message(), role, content)
 
     @staticmethod
     def _continues(message: MessageState | None, role: str, message_id: str | None) -> bool:
@@ -401,8 +398,7 @@ class Renderer:
             message.hasher.update(whole[: len(whole) - len(shown)])
             self._feed(message, role, shown)
             return
-        assert message is not None
-        self._feed(message, role, text)
+        self._feed(self._open_message(), role, text)
 
     def _open_message(self) -> MessageState:
         assert self._open is not None
