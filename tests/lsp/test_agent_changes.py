@@ -328,6 +328,7 @@ async def test_a_replayed_edit_is_history_not_a_new_change(workspace: Path, stat
     async with open_editor("helix", workspace, state_dir, env=env) as ed:
         sid = (await ed.command("acp.session.new"))["sessionId"]
         await ed.prompt_and_wait("#edit add a line")
+        await diagnostics(ed, readme.as_uri(), 1)  # tracked once the disk is read after the call
         [hunk] = (await ed.command("acp.changes.list", readme.as_uri()))["files"][0]["hunks"]
         await ed.command("acp.changes.keep", hunk["hunkId"])
         assert (await ed.command("acp.changes.list"))["files"] == []
