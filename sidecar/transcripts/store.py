@@ -550,9 +550,10 @@ class _Open:
             old_body = own.body
             cuts = [*fast.headings, *(len(old_body) + at for at in headings)]
         else:
-            cuts = []  # the text is bridged to someone else's: its own offsets no longer hold
             old_body = layout.body
-            if old_body:
+            # A new (or empty) conversation is the text alone: its headings are where it says.
+            cuts = headings if not old_body and not batch.fence else []
+            if old_body:  # bridged to someone else's text: its own offsets no longer hold
                 text = bridge(old_body, batch.mid_line, batch.fence) + text
             elif batch.fence:
                 text = batch.fence + "\n" + text

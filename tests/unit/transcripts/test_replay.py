@@ -240,13 +240,15 @@ def long_history(turns: int) -> list[JsonObj]:
     return [turn([{"type": "text", "text": f"Question {n}"}], None, answer, f"t{n}") for n in range(turns)]
 
 
+@pytest.mark.parametrize("before", [2, 0], ids=["after-live-turns", "into-a-new-document"])
 @pytest.mark.parametrize("every", [0, 3, 40], ids=["one-batch", "flushed-every-3", "flushed-every-40"])
 def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, every: int, before: int
 ) -> None:
     """The store knows where its replayed sections start, also those an earlier flush of the
-    replay wrote (appended in place or whole, trimmed since): its cut there is the one a scan of
-    every line finds (measured by the same load with those places withheld)."""
+    replay wrote (appended in place or whole, trimmed since), and those of a replay that starts
+    a new document (a session loaded here for the first time): its cut there is the one a scan
+    of every line finds (measured by the same load with those places withheld)."""
     from sidecar.transcripts import layout
 
     history = long_history(300)
@@ -254,7 +256,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     find = layout._known_heading_cut
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: cuts.append(find(*args)) or cuts[-1])
     known = TranscriptStore(tmp_path / "known", max_bytes=16 * 1024, durable=False)
-    live(known, history[:2])
+    live(known, history[:before])
     load(known, history, chunked=every > 0, every=every)
     text = known.read(AGENT, SESSION)
     assert text is not None
@@ -262,7 +264,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
 
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: None)
     scanned = TranscriptStore(tmp_path / "scanned", max_bytes=16 * 1024, durable=False)
-    live(scanned, history[:2])
+    live(scanned, history[:before])
     load(scanned, history, chunked=every > 0, every=every)
     assert scanned.read(AGENT, SESSION) == text
 
