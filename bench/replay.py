@@ -14,6 +14,9 @@ N updates on `session/load`. For N = 1 000, 10 000 and 100 000 (quick: 100 and
 - the baseline: a bare JSON parser in this process reading the same agent's
   frames for the same load (`json.loads` of each line until the answer).
 
+Each round runs every size and the baseline once, interleaved (the host's speed
+drifts over minutes); the figures are the medians of the rounds.
+
 Targets: 10x the history costs at most 11x (load's answer and document), and
 the largest replay completes within 2x the bare parser's time as the plugins
 load it.
@@ -47,7 +50,7 @@ LAST_WORDS = b"END-OF-REPLAY"
 TAIL_BYTES = 64 * 1024  # the last words are in the last answer, before the prompt area
 GROWTH_TARGET = 11.0
 PARSER_TARGET = 2.0
-RUNS = 3
+RUNS = 5
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -145,13 +148,21 @@ async def replay(quick: bool) -> BenchResult:
     runs = 1 if quick else RUNS
     rows: list[list[object]] = []
     figures: dict[int, dict[str, float]] = {}
+    # Rounds outside, sizes and baseline inside: the host's speed drifts over minutes, and each
+    # ratio (to the parser, from one size to the next) compares runs of the same minutes.
+    parsers: dict[int, list[float]] = {count: [] for count in sizes}
+    loaded: dict[int, list[dict[str, float]]] = {count: [] for count in sizes}
+    quieted: dict[int, list[dict[str, float]]] = {count: [] for count in sizes}
+    for _ in range(runs):
+        for count in sizes:
+            parsers[count].append(await bare_parser(count))
+            loaded[count].append(await sidecar_load(count))
+            quieted[count].append(await sidecar_load(count, replay_updates=False))
     for count in sizes:
-        parser = median([await bare_parser(count) for _ in range(runs)])
-        loads = [await sidecar_load(count) for _ in range(runs)]
+        parser, loads, quiet = median(parsers[count]), loaded[count], quieted[count]
         best = {key: median([run[key] for run in loads]) for key in loads[0]}
         best["parser_s"] = parser
         figures[count] = best
-        quiet = [await sidecar_load(count, replay_updates=False) for _ in range(runs)]
         plugin = {key: median([run[key] for run in quiet]) for key in quiet[0]}
         best["plugin_complete_s"] = plugin["complete_s"]
         best["plugin_answered_s"] = plugin["answered_s"]
