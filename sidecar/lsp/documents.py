@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument
 
-from .lsp_lines import apply_change, offset_at, split_lines
+from .lsp_lines import Change, apply_changes, offset_at, split_lines
 from .pygls_internals import HookedWorkspace
 
 SYNC_KIND = types.TextDocumentSyncKind.Incremental  # what the server announces (server.py)
@@ -37,24 +37,30 @@ class LspTextDocument(TextDocument):
             position_codec=position_codec,
         )
         self._text = text
+        # Incremental changes not applied yet: pygls hands over a didChange's changes one by one,
+        # and they are applied together when the text is next read (`apply_changes`).
+        self._pending: list[Change] = []
 
     @property
     def source(self) -> str:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self._text = apply_changes(self._text, pending, self.position_codec.client_num_units)
         return self._text
 
     @property
     def lines(self) -> Sequence[str]:
-        return tuple(split_lines(self._text))
+        return tuple(split_lines(self.source))
 
     def apply_change(self, change: types.TextDocumentContentChangeEvent) -> None:
         if isinstance(change, types.TextDocumentContentChangePartial):
-            units = self.position_codec.client_num_units
-            self._text = apply_change(self._text, change.range.start, change.range.end, change.text, units)
+            self._pending.append((change.range.start, change.range.end, change.text))
         else:
+            self._pending.clear()
             self._text = change.text
 
     def offset_at_position(self, client_position: types.Position) -> int:
-        return offset_at(self._text, client_position, self.position_codec.client_num_units)
+        return offset_at(self.source, client_position, self.position_codec.client_num_units)
 
 
 class LspWorkspace(HookedWorkspace):

@@ -10,9 +10,10 @@ means the end of the text.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _BREAK = re.compile(r"\r\n|\r|\n")
@@ -68,12 +69,56 @@ def offset_at(text: str, position: HasLineCharacter, units: Units, starts: list[
     return end
 
 
-def apply_change(
-    text: str, start: HasLineCharacter, end: HasLineCharacter, new_text: str, units: Units
-) -> str:
-    """`text` with the range `start`-`end` replaced by `new_text` (an incremental didChange)."""
+class _At(NamedTuple):
+    line: int
+    character: int
+
+
+Change = tuple[HasLineCharacter, HasLineCharacter, str]  # an incremental change: start, end, text
+
+
+def apply_changes(text: str, changes: Sequence[Change], units: Units) -> str:
+    """`text` with incremental changes applied in order, each relative to the text the ones before
+    it made, as if applied one after the other. Changes that go down the text, each
+    on a line below the one where the change before it ended, take one pass over the text for all
+    of them (Helix reports a workspace edit of a long conversation as some 150 changes: one by
+    one, each cost a pass over megabytes); others are applied one by one."""
+    index = 0
+    while index < len(changes):
+        text, index = _apply_run(text, changes, index, units)
+    return text
+
+
+def _apply_run(text: str, changes: Sequence[Change], index: int, units: Units) -> tuple[str, int]:
+    """Apply `changes[index]` and those after it that go down the text (see `apply_changes`) in
+    one pass; returns the new text and the index of the first change not applied. Only in a text
+    without "\\r" do positions below a change map to the text before it by a line shift alone (a
+    change could join or split a "\\r\\n")."""
     starts = line_starts(text)
-    begin, finish = offset_at(text, start, units, starts), offset_at(text, end, units, starts)
-    if finish < begin:
-        begin, finish = finish, begin
-    return text[:begin] + new_text + text[finish:]
+    plain = "\r" not in text  # and in every text put in so far
+    pieces: list[str] = []
+    consumed = 0  # `pieces` hold the new text up to this offset of `text`
+    shift = 0  # below the changes so far: a line's number in the new text minus its number in `text`
+    last_line = -1  # the line of the new text where the last change's text ends
+    first = index
+    while index < len(changes):
+        start, end, new_text = changes[index]
+        if index > first and not (
+            plain
+            and "\r" not in new_text
+            and start.line > last_line
+            and (end.line, end.character) >= (start.line, start.character)
+        ):
+            break
+        begin = offset_at(text, _At(start.line - shift, start.character), units, starts)
+        finish = offset_at(text, _At(end.line - shift, end.character), units, starts)
+        if finish < begin:  # (only the first of a run)
+            begin, finish = finish, begin
+        pieces += (text[consumed:begin], new_text)
+        consumed = finish
+        plain = plain and "\r" not in new_text
+        last_line = bisect.bisect_right(starts, begin) - 1 + shift + new_text.count("\n")
+        shift = last_line - (bisect.bisect_right(starts, finish) - 1)
+        index += 1
+    pieces.append(text[consumed:])
+    return "".join(pieces), index

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from sidecar.lsp.documents import LspTextDocument
-from sidecar.lsp.lsp_lines import line_starts, offset_at, split_lines
+from sidecar.lsp.lsp_lines import apply_changes, line_starts, offset_at, split_lines
 from tests.lsp.buffers import apply_lsp_edits, position_at
 from tests.lsp.test_line_ends import NOT_LINE_ENDS, TEXT, edit_sequences
 
@@ -45,13 +46,78 @@ def test_incremental_changes_follow_the_reference(
     start, batches = case
     doc = LspTextDocument("file:///x", start, 1, None, PositionCodec(ENCODINGS[encoding]))
     held = start
-    for batch in batches:
+    for batch in batches:  # one didChange each: its changes are applied together when read
         for a, b, new_text in batch:
             rng = types.Range(start=position_at(held, a, encoding), end=position_at(held, b, encoding))
             held = apply_lsp_edits(held, [types.TextEdit(range=rng, new_text=new_text)], encoding)
             doc.apply_change(types.TextDocumentContentChangePartial(range=rng, text=new_text))
-            assert doc.source == held
+        assert doc.source == held
     assert "".join(doc.lines) == held
+
+
+@st.composite
+def going_down(draw: st.DrawFn) -> tuple[str, list[tuple[types.Position, types.Position, str]]]:
+    """A text and changes by line and character (past a line's end or the text's at times),
+    mostly each on a line below where the one before it ended, as an editor reports an edit of
+    many lines; without "\r" half the time (then they take the one-pass path)."""
+    plain = draw(st.booleans())
+    text = draw(TEXT).replace("\r", "") if plain else draw(TEXT)
+    changes = []
+    line = 0
+    for _ in range(draw(st.integers(1, 8))):
+        line = line + draw(st.integers(0, 3)) if draw(st.integers(0, 4)) else draw(st.integers(0, 6))
+        begin = types.Position(line=line, character=draw(st.integers(0, 6)))
+        end_line = line + draw(st.integers(0, 2))
+        end_char = draw(st.integers(0, 6)) if end_line > line else begin.character + draw(st.integers(0, 3))
+        new_text = draw(TEXT).replace("\r", "") if plain else draw(TEXT)
+        changes.append((begin, types.Position(line=end_line, character=end_char), new_text))
+        line = end_line + new_text.count("\n") + draw(st.integers(0, 2))
+    return text, changes
+
+
+@given(encoding=st.sampled_from(sorted(ENCODINGS)), case=going_down())
+def test_a_didchanges_changes_applied_together_are_the_changes_one_by_one(
+    encoding: str, case: tuple[str, list[tuple[types.Position, types.Position, str]]]
+) -> None:
+    """One change at a time is held to the LSP reference by the test above (positions there are
+    in the text; these clamp as `offset_at` does, tested apart)."""
+    text, changes = case
+    units = PositionCodec(ENCODINGS[encoding]).client_num_units
+    held = text
+    for change in changes:
+        held = apply_changes(held, [change], units)
+    assert apply_changes(text, changes, units) == held
+
+
+def test_a_follow_edit_of_a_long_conversation_is_one_pass_over_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Helix reports the sidecar's follow edit (a copy of the window's first lines above it, each
+    window line rewritten, the answer added) as one change per line: all of them, one pass."""
+    from sidecar.lsp import lsp_lines
+
+    lines = [f"line {n} of the answer" for n in range(2000)]
+    text = "\n".join(lines) + "\n"
+    end_of = len(lines[1799])
+    changes = [
+        (types.Position(line=1799, character=end_of), types.Position(line=1799, character=end_of), "\ncopy")
+    ]
+    for row in range(1800, 1950):  # shifted down by the one line the copy added
+        width = len(lines[row])
+        changes.append(
+            (types.Position(line=row + 1, character=0), types.Position(line=row + 1, character=width), "new")
+        )
+    changes.append((types.Position(line=1951, character=0), types.Position(line=1951, character=0), "more\n"))
+    held = text
+    for begin, end, new_text in changes:
+        edit = types.TextEdit(range=types.Range(start=begin, end=end), new_text=new_text)
+        held = apply_lsp_edits(held, [edit], "utf-16")
+    passes = []
+    scan = lsp_lines.line_starts
+    monkeypatch.setattr(lsp_lines, "line_starts", lambda t: passes.append(len(t)) or scan(t))
+    units = PositionCodec(types.PositionEncodingKind.Utf16).client_num_units
+    assert lsp_lines.apply_changes(text, changes, units) == held
+    assert passes == [len(text)]
 
 
 @given(TEXT, st.data())
