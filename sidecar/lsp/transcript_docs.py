@@ -267,18 +267,17 @@ class TranscriptDocs:
         return edits
 
     async def _apply(self, doc: _Open, buffer: str, version: int | None, edits: list[TextEdit]) -> bool:
-        from ..transcripts import lsp_position  # loaded with the engine, not at start-up
+        from ..transcripts import lsp_positions  # loaded with the engine, not at start-up
 
         encoding = _encoding(self.port.workspace.position_encoding)
+        # Helix's follow edit is some 150 edits near the end of a long conversation: one pass.
+        positions = lsp_positions(buffer, [at for edit in edits for at in (edit.start, edit.end)], encoding)
         lsp_edits = [
             types.TextEdit(
-                range=types.Range(
-                    start=_position(lsp_position(buffer, edit.start, encoding)),
-                    end=_position(lsp_position(buffer, edit.end, encoding)),
-                ),
+                range=types.Range(start=_position(positions[2 * i]), end=_position(positions[2 * i + 1])),
                 new_text=edit.text,
             )
-            for edit in edits
+            for i, edit in enumerate(edits)
         ]
         if self.port.caps.document_changes:
             workspace_edit = types.WorkspaceEdit(

@@ -15,6 +15,7 @@ position in any of the three position encodings.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
@@ -31,6 +32,7 @@ __all__ = [
     "header_text",
     "locate_prompt_area",
     "lsp_position",
+    "lsp_positions",
     "parse_identity",
     "prompt_text",
     "replace_edit",
@@ -244,16 +246,35 @@ def lsp_position(text: str, offset: int, encoding: str = "utf-16") -> tuple[int,
     characters counted in `encoding` units ("utf-8", "utf-16" or "utf-32")."""
     if not 0 <= offset <= len(text):
         raise ValueError(f"offset {offset} outside 0..{len(text)}")
-    head = text[:offset]
-    line = head.count("\n") + head.count("\r") - head.count("\r\n")
-    if head.endswith("\r") and text[offset : offset + 1] == "\n":
+    # Counted in place: a copy of the text before the offset is megabytes in a long conversation.
+    line = text.count("\n", 0, offset) + text.count("\r", 0, offset) - text.count("\r\n", 0, offset)
+    if text[offset - 1 : offset] == "\r" and text[offset : offset + 1] == "\n":
         raise ValueError("offset inside a CR LF line break")
-    start = max(head.rfind("\n"), head.rfind("\r")) + 1
-    column_text = head[start:]
+    start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    return line, _units(text[start:offset], encoding)
+
+
+def lsp_positions(text: str, offsets: Sequence[int], encoding: str = "utf-16") -> list[tuple[int, int]]:
+    """`lsp_position` of each offset, the lines counted in one pass up to the last offset (an edit
+    of many lines near the end of a long conversation names hundreds of offsets)."""
+    if "\r" in text:  # not in our documents; a CR LF at a boundary would need care
+        return [lsp_position(text, offset, encoding) for offset in offsets]
+    found: dict[int, tuple[int, int]] = {}
+    line = counted_to = 0
+    for offset in sorted(set(offsets)):
+        if not 0 <= offset <= len(text):
+            raise ValueError(f"offset {offset} outside 0..{len(text)}")
+        line += text.count("\n", counted_to, offset)
+        counted_to = offset
+        found[offset] = line, _units(text[text.rfind("\n", 0, offset) + 1 : offset], encoding)
+    return [found[offset] for offset in offsets]
+
+
+def _units(column_text: str, encoding: str) -> int:
     if encoding == "utf-32":
-        return line, len(column_text)
+        return len(column_text)
     if encoding == "utf-8":
-        return line, len(column_text.encode("utf-8", "surrogatepass"))
+        return len(column_text.encode("utf-8", "surrogatepass"))
     if encoding == "utf-16":
-        return line, len(column_text.encode("utf-16-le", "surrogatepass")) // 2
+        return len(column_text.encode("utf-16-le", "surrogatepass")) // 2
     raise ValueError(f"unknown position encoding {encoding!r}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sidecar.transcripts.document import (
     MARKER,
@@ -14,6 +16,7 @@ from sidecar.transcripts.document import (
     identity_line,
     locate_prompt_area,
     lsp_position,
+    lsp_positions,
     parse_identity,
     prompt_text,
     resync,
@@ -103,3 +106,22 @@ def test_lsp_positions_in_every_encoding() -> None:
     assert lsp_position(text, text.index("y"), "utf-16") == (2, 0)
     with pytest.raises(ValueError):
         lsp_position(text, text.index("\n", 5), "utf-16")
+
+
+@given(
+    st.lists(st.sampled_from(["a", "é", "😀", "\n", "\r", "\r\n", " ", "\f"]), max_size=40).map("".join),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+    st.data(),
+)
+def test_many_positions_at_once_are_each_as_lsp_counts_it(
+    text: str, encoding: str, data: st.DataObject
+) -> None:
+    """`lsp_positions` (one pass) and `lsp_position` against the test's own LSP reference."""
+    from tests.lsp.buffers import position_at
+
+    inside_crlf = {i for i in range(1, len(text)) if text[i - 1 : i + 1] == "\r\n"}
+    allowed = [i for i in range(len(text) + 1) if i not in inside_crlf]
+    offsets = data.draw(st.lists(st.sampled_from(allowed), max_size=12))
+    expected = [(p.line, p.character) for p in (position_at(text, at, encoding) for at in offsets)]
+    assert lsp_positions(text, offsets, encoding) == expected
+    assert [lsp_position(text, at, encoding) for at in offsets] == expected
