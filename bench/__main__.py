@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from .agent_changes import agent_changes
 from .common import BenchResult, machine
 from .compose import compose
+from .helix_stall import helix_stall
 from .latency import BEFORE_P50_MS, BEFORE_P99_MS, OLD_TARGET_P99_MS, TARGET_P50_MS, TARGET_P99_MS, latency
 from .memory import memory
 from .multi_agent import multi_agent
@@ -44,6 +45,7 @@ BENCHES: dict[str, Bench] = {
     "replay": replay,
     "vscode-flush": vscode_flush,
     "nvim-flush": nvim_flush,
+    "helix-stall": helix_stall,
 }
 
 
@@ -124,6 +126,8 @@ def final_line(results: dict[str, BenchResult | str]) -> str:
             )
         elif name == "nvim-flush":
             parts.append(f"Neovim chat per edit {f['ratio']:.2f}x, stall {f['max_gap_ms']:.0f} ms")
+        elif name == "helix-stall" and not f.get("skipped"):
+            parts.append(f"Helix answers a key within {f['streaming_s']['max']:.0f} ms while 5 MB stream in")
         if not result.ok or result.lost:
             missed.append(name)
     verdict = "all targets met, nothing lost" if not missed else f"MISSED: {', '.join(missed)}"
