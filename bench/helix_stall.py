@@ -11,8 +11,8 @@ the time from a key sent to its character on the screen is how long Helix took t
 Figures: that time while the answer streams in (until its last words are drawn, and a second
 after), and the same probe with nothing streaming (the baseline of the same run: tmux and the
 probe's own cost). Target: the longest, while streaming, under 50 ms. Helix runs with ``-v
---log`` as in the tests (its LSP traffic is logged off its UI thread). In --quick mode it does
-not run: the result says so.
+--log`` as in the tests (it logs every LSP message, the edits' megabytes included: if anything,
+slower than a user's Helix). In --quick mode it does not run: the result says so.
 """
 
 from __future__ import annotations
