@@ -21,6 +21,7 @@ from lsprotocol import types
 
 from .code_actions import code_actions
 from .commands import CommandRunner
+from .documents import settle_document
 from .framing import HEADER_LINE_LIMIT, LspReader
 from .server import AcpLanguageServer, LaunchConfig, read_client_caps
 
@@ -76,6 +77,7 @@ def _register_documents(server: AcpLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        settle_document(ls.workspace, params.text_document.uri)  # its changes, applied together
         ls.status_diagnostic.focus(params.text_document.uri)
         ls.transcripts.edited(params.text_document.uri)
         ls.agent_changes.changed(params)

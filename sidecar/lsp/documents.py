@@ -2,15 +2,17 @@
 
 pygls' own document counts lines with `str.splitlines`: an incremental edit below a form feed,
 `\\x85` or U+2028 would land a line early and the copy would drift from the editor's buffer.
-`LspWorkspace` makes every open document an `LspTextDocument`.
+`LspWorkspace` makes every open document an `LspTextDocument`. The changes of one didChange are
+applied together (`settle_document`): an edit of many lines is one pass over the text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.workspace import PositionCodec, TextDocument
+from pygls.workspace import PositionCodec, TextDocument, Workspace
 
 from .lsp_lines import Change, apply_changes, offset_at, split_lines
 from .pygls_internals import HookedWorkspace
@@ -37,15 +39,19 @@ class LspTextDocument(TextDocument):
             position_codec=position_codec,
         )
         self._text = text
-        # Incremental changes not applied yet: pygls hands over a didChange's changes one by one,
-        # and they are applied together when the text is next read (`apply_changes`).
+        # Incremental changes not applied yet: pygls hands over a didChange's changes one by one;
+        # they are applied together (`apply_changes`) by `settle`, at the end of the didChange.
         self._pending: list[Change] = []
 
-    @property
-    def source(self) -> str:
+    def settle(self) -> None:
+        """Apply the changes handed over so far (all of one didChange: see `settle_document`)."""
         if self._pending:
             pending, self._pending = self._pending, []
             self._text = apply_changes(self._text, pending, self.position_codec.client_num_units)
+
+    @property
+    def source(self) -> str:
+        self.settle()
         return self._text
 
     @property
@@ -63,6 +69,14 @@ class LspTextDocument(TextDocument):
         return offset_at(self.source, client_position, self.position_codec.client_num_units)
 
 
+def settle_document(workspace: Workspace, uri: str) -> None:
+    """A didChange's changes were all handed over: apply them now, together (none is kept for
+    later: a document no feature reads would hold every keystroke)."""
+    document = workspace.text_documents.get(unquote(uri))
+    if isinstance(document, LspTextDocument):
+        document.settle()
+
+
 class LspWorkspace(HookedWorkspace):
     def new_document(
         self, uri: str, source: str | None, version: int | None, language_id: str | None
@@ -72,8 +86,6 @@ class LspWorkspace(HookedWorkspace):
     @classmethod
     def replacing(cls, made: object) -> LspWorkspace:
         """The same workspace as pygls made it at `initialize`, with LSP-line documents."""
-        from pygls.workspace import Workspace
-
         assert isinstance(made, Workspace)
         return cls(
             made.root_uri,

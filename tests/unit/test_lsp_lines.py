@@ -127,3 +127,24 @@ def test_every_offset_round_trips(text: str, data: st.DataObject) -> None:
     if text[offset - 1 : offset] == "\r" and text[offset : offset + 1] == "\n":
         return  # inside a CR LF: no position names it
     assert offset_at(text, position_at(text, offset, "utf-8"), units) == offset
+
+
+def test_a_didchanges_changes_are_applied_at_its_end_none_kept_for_later() -> None:
+    """`settle_document` (the sidecar's didChange handler calls it first): a document no feature
+    reads holds no keystrokes waiting, and its text is the edited one."""
+    from pygls.workspace import Workspace
+
+    from sidecar.lsp.documents import LspWorkspace, settle_document
+
+    workspace = LspWorkspace.replacing(Workspace(None))
+    uri = "file:///tmp/typed%20in.txt"
+    workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="text", version=1, text="ab\n"))
+    document = workspace.get_text_document(uri)
+    for n, typed in enumerate("xyz"):
+        at = types.Position(line=0, character=n)
+        document.apply_change(
+            types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=typed)
+        )
+    settle_document(workspace, uri)
+    assert isinstance(document, LspTextDocument) and document._pending == []
+    assert document._text == "xyzab\n"
