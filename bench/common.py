@@ -58,6 +58,16 @@ def machine() -> dict[str, str]:
     }
 
 
+def not_run_quick(name: str, why: str) -> BenchResult:
+    """The result of a benchmark that --quick skips (a real editor: minutes), saying so."""
+    return BenchResult(
+        name=name,
+        table=table(["what", "why"], [["not run", f"--quick: {why}"]]),
+        summary=f"not run in --quick mode (python -m bench --only {name} runs it)",
+        figures={"skipped": True},
+    )
+
+
 def percentile(values: Sequence[float], pct: float) -> float:
     """Nearest-rank percentile (no interpolation: p99 of 500 samples is the 495th)."""
     if not values:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import BenchResult, median, percentile, table
+from .common import BenchResult, median, not_run_quick, percentile, table
 
 ANSWER = 5_000_000
 PIECE = 65_536
@@ -170,12 +170,7 @@ def _run(work: Path) -> dict[str, Any]:
 
 async def helix_stall(quick: bool) -> BenchResult:
     if quick:
-        return BenchResult(
-            name="helix-stall",
-            table=table(["what", "why"], [["not run", "--quick: a real Helix and a 5 MB answer (a minute)"]]),
-            summary="not run in --quick mode (python -m bench --only helix-stall runs it)",
-            figures={"skipped": True},
-        )
+        return not_run_quick("helix-stall", "a real Helix and a 5 MB answer (a minute)")
     with tempfile.TemporaryDirectory(prefix="acp-bench-helix-") as tmp:
         found = await asyncio.to_thread(_run, Path(tmp))
     rows = []

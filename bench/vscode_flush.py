@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import BenchResult, median, percentile, table
+from .common import BenchResult, median, not_run_quick, percentile, table
 
 ANSWER = 1_050_000
 PIECE = 600
@@ -104,12 +104,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def vscode_flush(quick: bool) -> BenchResult:
     if quick:
-        return BenchResult(
-            name="vscode-flush",
-            table=table(["what", "why"], [["not run", "--quick: needs code-server and a build (minutes)"]]),
-            summary="not run in --quick mode (python -m bench --only vscode-flush runs it)",
-            figures={"skipped": True},
-        )
+        return not_run_quick("vscode-flush", "needs code-server and a build (minutes)")
     with tempfile.TemporaryDirectory(prefix="acp-bench-vscode-") as tmp:
         records = await asyncio.to_thread(_run, Path(tmp))
     if os.environ.get("ACP_SIDECAR_BENCH_KEEP"):
