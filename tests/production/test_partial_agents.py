@@ -28,6 +28,12 @@ async def test_auggie_opens_a_session_without_augments_backend(setup: Setup) -> 
         created = await ed.command("acp.session.new")
         assert created["sessionId"]
         status: dict[str, Any] = await ed.command("acp.status")
+        if status["state"] == "disconnected":
+            # Its crash described below, already before this status (seen once in CI): the
+            # sidecar said why; a new session starts it again.
+            await ed.wait_message(lambda text: "the agent node exited (code 1)" in text)
+            created = await ed.command("acp.session.new")
+            status = await ed.command("acp.status")
         assert status["state"] == "idle", status
         assert (status["agent"]["name"], status["agent"]["title"]) == ("auggie", "Auggie Agent"), status
         assert status["agent"]["version"].startswith("0.36.0"), status
