@@ -79,10 +79,10 @@ Change = tuple[HasLineCharacter, HasLineCharacter, str]  # an incremental change
 
 def apply_changes(text: str, changes: Sequence[Change], units: Units) -> str:
     """`text` with incremental changes applied in order, each relative to the text the ones before
-    it made, as if applied one after the other. Changes that go down the text, each
-    on a line below the one where the change before it ended, take one pass over the text for all
-    of them (Helix reports a workspace edit of a long conversation as some 150 changes: one by
-    one, each cost a pass over megabytes); others are applied one by one."""
+    it made, as if applied one after the other. Changes that go down the text, each on a line
+    below the one where the change before it ended, take one pass over the text for all of them
+    (Helix reports a workspace edit of a long conversation as some 150 changes: one by one, each
+    cost a pass over megabytes); others are applied one by one."""
     index = 0
     while index < len(changes):
         text, index = _apply_run(text, changes, index, units)
