@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sidecar.titles import ListedSession, TitleStore
+from sidecar.features.titles.api import ListedSession, TitleStore
 
 from .common import DEMO_AGENT, BenchResult, median, table
 from .editor import SidecarEditor

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from sidecar.lsp.coalesce import WINDOW
+from sidecar.features.stream.coalesce import WINDOW
 
 from .common import (
     PYTHON,

@@ -1,4 +1,4 @@
-"""5. Titles at scale: `sidecar.titles.TitleStore` on a real SQLite file (WAL).
+"""5. Titles at scale: `sidecar.features.titles.TitleStore` on a real SQLite file (WAL).
 
 For N sessions: reconcile a `session/list` answer of 100 pages (parsed with
 `ListedSession.from_acp`, as the engine does, then one reconcile), reconcile
@@ -29,10 +29,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from sidecar.core.title_writes import TitleWrites
+from sidecar.features.titles.api import ListedSession, TitleRecord, TitleStore, apply_agent_info, iso_now
+from sidecar.features.titles.store import MIGRATIONS
+from sidecar.features.titles.writes import TitleWrites
 from sidecar.tasks import OwnedTasks
-from sidecar.titles import ListedSession, TitleRecord, TitleStore, apply_agent_info, iso_now
-from sidecar.titles.store import MIGRATIONS
 
 from .common import BenchResult, table
 

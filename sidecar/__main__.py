@@ -1,3 +1,3 @@
-from .cli import main
+from sidecar.cli import main
 
 raise SystemExit(main())

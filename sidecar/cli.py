@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
+from sidecar import __version__
 
 if TYPE_CHECKING:
-    from .lsp.server import AcpLanguageServer
+    from sidecar.lsp.server import AcpLanguageServer
 
 APP = "acp-sidecar"
 
@@ -84,7 +84,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where state is written (default: $ACP_SIDECAR_STATE_DIR, else the platform state dir, "
         "e.g. ~/.local/state/acp-sidecar): titles.sqlite3 (the title cache), agents.json (agent "
-        "names), transcripts/ (one document per session) and the demo agent's sessions "
+        "names), features/conversation/ (one document per session) and the demo agent's sessions "
         "(demo-agent/); private to you. No logs are written there (see --log-file)",
     )
     ap.add_argument(
@@ -122,7 +122,7 @@ def _setup_logging(log_file: str | None, level: str) -> None:
     # pygls logs every message body at INFO (prompts included): keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     # It logs every error answer with a traceback; a user's bad argument is not a crash.
-    from .lsp.pygls_internals import JSON_RPC_LOGGER
+    from sidecar.lsp.pygls_internals import JSON_RPC_LOGGER
 
     logging.getLogger(JSON_RPC_LOGGER).setLevel(logging.CRITICAL)
     root = logging.getLogger()
@@ -158,8 +158,8 @@ def _seconds(variable: str, default: float) -> float:
 
 def _build(args: argparse.Namespace) -> AcpLanguageServer:
     _setup_logging(args.log_file, args.log_level)
-    from .lsp.app import build_server
-    from .lsp.server import LaunchConfig
+    from sidecar.lsp.app import build_server
+    from sidecar.lsp.server import LaunchConfig
 
     launch = LaunchConfig(
         agent_command=shlex.split(args.agent) if args.agent else None,
@@ -177,11 +177,11 @@ def _build(args: argparse.Namespace) -> AcpLanguageServer:
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list[:1] == ["demo-agent"]:
-        from .demo_agent import main as demo_main
+        from sidecar.demo_agent import main as demo_main
 
         return demo_main(args_list[1:])
     if args_list[:1] == ["editor-config"]:
-        from .editor_config import main as editor_config_main
+        from sidecar.editor_config import main as editor_config_main
 
         return editor_config_main(args_list[1:])
     ap = parser()
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
         return 0
 
-    from .lsp.app import serve_stdio
+    from sidecar.lsp.app import serve_stdio
 
     async def run() -> int:
         return await serve_stdio(server)

@@ -1,5 +1,5 @@
 """One list of agent diffs and file texts, fixed and random, on which every implementation of
-the diff rule (sidecar/core/diff_apply.py, the Neovim plugin's Lua, the VS Code extension's
+the diff rule (sidecar/features/edits/diff_apply.py, the Neovim plugin's Lua, the VS Code extension's
 TypeScript) must agree with the sidecar's."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ACP client layer: knows nothing of LSP."""
 
-from .client import AcpClient, AgentDescription, ClientHandler
-from .errors import (
+from sidecar.acp.client import AcpClient, AgentDescription, ClientHandler
+from sidecar.acp.errors import (
     AcpError,
     AuthRequired,
     CapabilityMissing,
@@ -11,7 +11,7 @@ from .errors import (
     RemoteError,
     RequestTimeout,
 )
-from .process import AgentProcess
+from sidecar.acp.process import AgentProcess
 
 __all__ = [
     "AcpClient",

@@ -11,11 +11,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .. import __version__
-from .chunk_merge import ChunkMerger
-from .errors import METHOD_NOT_FOUND, AcpError, CapabilityMissing, InvalidParams, MethodNotFound, RemoteError
-from .jsonrpc import JsonRpcConnection
-from .process import AgentProcess
+from sidecar import __version__
+from sidecar.acp.chunk_merge import ChunkMerger
+from sidecar.acp.errors import (
+    METHOD_NOT_FOUND,
+    AcpError,
+    CapabilityMissing,
+    InvalidParams,
+    MethodNotFound,
+    RemoteError,
+)
+from sidecar.acp.jsonrpc import JsonRpcConnection
+from sidecar.acp.process import AgentProcess
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +212,7 @@ class AcpClient:
 
     def _conn(self) -> JsonRpcConnection:
         if self.connection is None or self.connection.closed:
-            from .errors import ConnectionClosed
+            from sidecar.acp.errors import ConnectionClosed
 
             raise ConnectionClosed("the agent is not running")
         return self.connection
@@ -264,10 +271,10 @@ class AcpClient:
                     "protocolVersion": PROTOCOL_VERSION,
                     "clientCapabilities": {
                         "fs": {"readTextFile": True, "writeTextFile": True},
-                        "terminal": True,  # terminal/*: the sidecar runs the commands (core/terminals.py)
+                        "terminal": True,  # terminal/*: the sidecar runs them (features/terminals/)
                         # Opt-ins (stable since 2026-10): the editor is shown both.
                         "session": {"notices": {}, "compaction": {}},
-                        # elicitation/create: asked through the editor (core/elicitations.py).
+                        # elicitation/create: asked through the editor (features/questions/elicitations.py).
                         "elicitation": {"form": {}, "url": {}},
                     },
                     "clientInfo": {"name": "acp-sidecar", "title": "acp-sidecar", "version": __version__},

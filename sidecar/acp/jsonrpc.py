@@ -24,8 +24,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-from ..tasks import OwnedTasks
-from .errors import (
+from sidecar.acp.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     REQUEST_CANCELLED,
@@ -35,6 +34,7 @@ from .errors import (
     RequestTimeout,
     remote_error,
 )
+from sidecar.tasks import OwnedTasks
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from . import reaper
+from sidecar.acp import reaper
 
 log = logging.getLogger(__name__)
 

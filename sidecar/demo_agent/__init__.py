@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import __version__
+from sidecar import __version__
 
 __all__ = ["main", "resolve_state_dir"]
 
@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     state_dir = resolve_state_dir(args.state_dir)
-    from .store import Store, seed
+    from sidecar.demo_agent.store import Store, seed
 
     if args.command == "seed":
         if not os.path.isabs(args.cwd):
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"stateDir": str(state_dir), "sessionIds": ids}))
         return 0
 
-    from .server import serve
-    from .settings import Settings
+    from sidecar.demo_agent.server import serve
+    from sidecar.demo_agent.settings import Settings
 
     settings = Settings.from_env(os.environ)
     if settings.crash_at == "startup":

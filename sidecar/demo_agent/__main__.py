@@ -1,5 +1,5 @@
 import sys
 
-from . import main
+from sidecar.demo_agent import main
 
 sys.exit(main())

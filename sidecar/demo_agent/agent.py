@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Protocol
 
-from ..acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
-from . import catalog
-from . import script as scripting
-from .params import require_str
-from .protocol import Connection, JsonObject, RpcError, log
-from .settings import Settings
-from .store import SessionRecord, Store
+from sidecar.acp.errors import AUTH_REQUIRED, INTERNAL_ERROR, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from sidecar.demo_agent import catalog
+from sidecar.demo_agent import script as scripting
+from sidecar.demo_agent.params import require_str
+from sidecar.demo_agent.protocol import Connection, JsonObject, RpcError, log
+from sidecar.demo_agent.settings import Settings
+from sidecar.demo_agent.store import SessionRecord, Store
 
 
 class RunningTurn(Protocol):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from .protocol import JsonObject, encode, write_stderr
-from .script import NoticeSpec
-from .store import now_iso
-from .turn import Turn, TurnCancelled
+from sidecar.demo_agent.protocol import JsonObject, encode, write_stderr
+from sidecar.demo_agent.script import NoticeSpec
+from sidecar.demo_agent.store import now_iso
+from sidecar.demo_agent.turn import Turn, TurnCancelled
 
 RENAME_SLOW_DELAY = 2.0
 FLOOD_YIELD_EVERY = 256

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .. import __version__
-from .protocol import JsonObject
-from .store import SessionRecord
+from sidecar import __version__
+from sidecar.demo_agent.protocol import JsonObject
+from sidecar.demo_agent.store import SessionRecord
 
 PROTOCOL_VERSION = 1
 AGENT_INFO = {"name": "acp-sidecar-demo", "title": "acp-sidecar demo agent", "version": __version__}

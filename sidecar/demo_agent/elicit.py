@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import json
 
-from .protocol import JsonObject, RpcError
-from .turn import Turn
+from sidecar.demo_agent.protocol import JsonObject, RpcError
+from sidecar.demo_agent.turn import Turn
 
 FULL_FORM: JsonObject = {
     "type": "object",

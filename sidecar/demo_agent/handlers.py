@@ -8,17 +8,17 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.errors import (
+from sidecar.acp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     RESOURCE_NOT_FOUND,
 )
-from . import catalog, steps
-from . import script as scripting
-from .agent import DemoAgent, Session
-from .params import (
+from sidecar.demo_agent import catalog, steps
+from sidecar.demo_agent import script as scripting
+from sidecar.demo_agent.agent import DemoAgent, Session
+from sidecar.demo_agent.params import (
     absolute_path,
     additional_directories,
     check_mcp_servers,
@@ -29,10 +29,10 @@ from .params import (
     same_dir,
     session_title,
 )
-from .protocol import Incoming, JsonObject, RpcError
-from .script import ScriptError
-from .store import SessionRecord, now_iso, parse_time
-from .turn import Turn, forever
+from sidecar.demo_agent.protocol import Incoming, JsonObject, RpcError
+from sidecar.demo_agent.script import ScriptError
+from sidecar.demo_agent.store import SessionRecord, now_iso, parse_time
+from sidecar.demo_agent.turn import Turn, forever
 
 LATE_DELAY = 0.05
 COMPACTION_KINDS = {"compaction_update", "compaction_summary_chunk"}

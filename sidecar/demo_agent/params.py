@@ -7,8 +7,8 @@ import os
 import unicodedata
 import urllib.parse
 
-from ..acp.errors import INVALID_PARAMS
-from .protocol import JsonObject, RpcError
+from sidecar.acp.errors import INVALID_PARAMS
+from sidecar.demo_agent.protocol import JsonObject, RpcError
 
 
 def require_str(params: JsonObject, name: str) -> str:

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..acp.errors import (  # one definition of the codes for both sides
+from sidecar.acp.errors import (  # one definition of the codes for both sides
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,

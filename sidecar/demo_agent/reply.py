@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import os
 
-from . import script as scripting
-from . import tools
-from .tools import ReadResult
-from .turn import Turn
+from sidecar.demo_agent import script as scripting
+from sidecar.demo_agent import tools
+from sidecar.demo_agent.tools import ReadResult
+from sidecar.demo_agent.turn import Turn
 
 PLAN_PRIORITIES = ["high", "medium", "low"]
 CHUNK_TARGET = 22

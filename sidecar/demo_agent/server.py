@@ -6,11 +6,11 @@ import asyncio
 import contextlib
 import signal
 
-from .agent import DemoAgent
-from .handlers import Handlers
-from .protocol import Connection, Stdio, log
-from .settings import Settings
-from .store import Store
+from sidecar.demo_agent.agent import DemoAgent
+from sidecar.demo_agent.handlers import Handlers
+from sidecar.demo_agent.protocol import Connection, Stdio, log
+from sidecar.demo_agent.settings import Settings
+from sidecar.demo_agent.store import Store
 
 
 async def serve(settings: Settings, store: Store) -> int:

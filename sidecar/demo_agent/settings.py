@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .protocol import log
+from sidecar.demo_agent.protocol import log
 
 CAP_TOKENS = {
     "no-load",

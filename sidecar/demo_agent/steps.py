@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..acp.errors import INTERNAL_ERROR
-from . import behaviours, elicit, reply, terminal, tools
-from . import script as scripting
-from .protocol import RpcError
-from .store import now_iso
-from .turn import Turn, TurnCancelled, forever
+from sidecar.acp.errors import INTERNAL_ERROR
+from sidecar.demo_agent import behaviours, elicit, reply, terminal, tools
+from sidecar.demo_agent import script as scripting
+from sidecar.demo_agent.protocol import RpcError
+from sidecar.demo_agent.store import now_iso
+from sidecar.demo_agent.turn import Turn, TurnCancelled, forever
 
 
 async def run(turn: Turn) -> str:

@@ -17,10 +17,10 @@ import json
 import os
 import sys
 
-from .catalog import ALLOW_OPTIONS
-from .protocol import JsonObject, RpcError, log
-from .tools import COMMAND_TOOL, ask_permission
-from .turn import Turn, TurnCancelled
+from sidecar.demo_agent.catalog import ALLOW_OPTIONS
+from sidecar.demo_agent.protocol import JsonObject, RpcError, log
+from sidecar.demo_agent.tools import COMMAND_TOOL, ask_permission
+from sidecar.demo_agent.turn import Turn, TurnCancelled
 
 RELEASE_TIMEOUT = 10.0
 OUTPUT_LIMIT = 64 * 1024

@@ -9,10 +9,10 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from ..acp.errors import INTERNAL_ERROR
-from .catalog import ALLOW_OPTIONS, PERMISSION_NAMES, PERMISSION_OPTIONS
-from .protocol import JsonObject, RpcError, log
-from .turn import Turn, TurnCancelled, text_content
+from sidecar.acp.errors import INTERNAL_ERROR
+from sidecar.demo_agent.catalog import ALLOW_OPTIONS, PERMISSION_NAMES, PERMISSION_OPTIONS
+from sidecar.demo_agent.protocol import JsonObject, RpcError, log
+from sidecar.demo_agent.turn import Turn, TurnCancelled, text_content
 
 EDIT_LINE = "Edited by the acp-sidecar demo agent.\n"
 # ToolCall.name: the programmatic tool name, next to the human title.

@@ -7,11 +7,11 @@ import secrets
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-from .agent import DemoAgent, Session
-from .catalog import CONTEXT_SIZE, PRICE_PER_MILLION_TOKENS
-from .protocol import Connection, JsonObject, RpcError
-from .script import Script
-from .store import merge_meta
+from sidecar.demo_agent.agent import DemoAgent, Session
+from sidecar.demo_agent.catalog import CONTEXT_SIZE, PRICE_PER_MILLION_TOKENS
+from sidecar.demo_agent.protocol import Connection, JsonObject, RpcError
+from sidecar.demo_agent.script import Script
+from sidecar.demo_agent.store import merge_meta
 
 STREAM_DRAIN_EVERY = 64
 TOKENS_PER_PROMPT = 1200

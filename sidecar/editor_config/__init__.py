@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .locations import EditorConfigs
+    from sidecar.editor_config.locations import EditorConfigs
 
 PROG = "acp-sidecar editor-config"
 
@@ -80,7 +80,12 @@ def _fail(editor: str, message: str) -> int:
 def _helix(
     args: argparse.Namespace, configs: EditorConfigs, command: str, full_path_because: str | None
 ) -> int:
-    from .helix import HelixReadError, config_toml_as_comment, installed_languages, languages_toml
+    from sidecar.editor_config.helix import (
+        HelixReadError,
+        config_toml_as_comment,
+        installed_languages,
+        languages_toml,
+    )
 
     config_toml = (configs.helix / "config.toml").read_text(encoding="utf-8")
     if args.config:
@@ -98,8 +103,8 @@ def _helix(
 
 
 def main(argv: list[str]) -> int:
-    from . import nvim, vscode
-    from .locations import ConfigsMissing, editor_configs, sidecar_command
+    from sidecar.editor_config import nvim, vscode
+    from sidecar.editor_config.locations import ConfigsMissing, editor_configs, sidecar_command
 
     args = parser().parse_args(argv)
     try:

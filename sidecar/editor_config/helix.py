@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import helix_builtin
+from sidecar.editor_config import helix_builtin
 
 SERVER_NAME = "acp-sidecar"
 HX_NAMES = ("hx", "helix")  # Debian and most distributions ship `hx`; Arch and Fedora `helix`

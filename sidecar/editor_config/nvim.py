@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from .. import __version__
-from .locations import EditorConfigs, SidecarCommand
+from sidecar import __version__
+from sidecar.editor_config.locations import EditorConfigs, SidecarCommand
 
 # A path that `:set runtimepath^=` takes as it is (no space, comma, backslash, quote or bar).
 _PLAIN_PATH = re.compile(r"[\w./+@:-]+")

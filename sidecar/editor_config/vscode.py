@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import shlex
 
-from .. import __version__
-from .locations import EditorConfigs, SidecarCommand
+from sidecar import __version__
+from sidecar.editor_config.locations import EditorConfigs, SidecarCommand
 
 BUILD = "npm ci && npm run package"
 

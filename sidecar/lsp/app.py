@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 
 from lsprotocol import types
 
-from .code_actions import code_actions
-from .commands import CommandRunner
-from .documents import settle_document
-from .framing import HEADER_LINE_LIMIT, LspReader
-from .server import AcpLanguageServer, LaunchConfig, read_client_caps
+from sidecar.lsp.code_actions import code_actions
+from sidecar.lsp.commands import CommandRunner
+from sidecar.lsp.documents import settle_document
+from sidecar.lsp.framing import HEADER_LINE_LIMIT, LspReader
+from sidecar.lsp.server import AcpLanguageServer, LaunchConfig, read_client_caps
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +113,8 @@ def _register_documents(server: AcpLanguageServer) -> None:
 def _register_navigation(server: AcpLanguageServer) -> None:
     """Completion in the prompt area, outline, folds and links of transcript documents, sessions
     as workspace symbols (docs/protocol.md, "Composing and navigating")."""
-    from . import navigation
-    from .completion import TRIGGERS, PromptCompletion
+    from sidecar.features.conversation import lsp_navigation as navigation
+    from sidecar.features.conversation.lsp_completion import TRIGGERS, PromptCompletion
 
     completion = PromptCompletion(server)
 
@@ -179,8 +179,8 @@ async def _guarded(
 
 async def serve_stdio(server: AcpLanguageServer) -> int:
     """Serve on stdin/stdout in our own loop, one owner for every task; the exit code."""
-    from .client_watch import ClientWatch
-    from .output import BatchedWriter
+    from sidecar.lsp.client_watch import ClientWatch
+    from sidecar.lsp.output import BatchedWriter
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=HEADER_LINE_LIMIT)

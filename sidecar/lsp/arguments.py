@@ -13,7 +13,7 @@ from typing import Any, NewType, TypeVar
 
 import attrs
 
-from .validation import (
+from sidecar.lsp.validation import (
     InvalidArguments,
     InvalidValue,
     NonEmptyStr,

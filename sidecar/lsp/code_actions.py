@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..core.diff_apply import by_path
-from ..text_safety import one_line
-from .agent_change_diagnostics import CODE as AGENT_CHANGE
-from .lsp_lines import line_starts
-from .progress import tool_label
+from sidecar.features.edits.diff_apply import by_path
+from sidecar.features.edits.lsp_change_diagnostics import CODE as AGENT_CHANGE
+from sidecar.features.stream.lsp_progress import tool_label
+from sidecar.lsp.lsp_lines import line_starts
+from sidecar.text_safety import one_line
 
 if TYPE_CHECKING:
-    from ..core.engine import Engine
-    from .editor_files import EditorFiles
-    from .ports import CodeActionPort
-    from .transcript_docs import TranscriptDocs
+    from sidecar.engine import Engine
+    from sidecar.features.conversation.lsp_documents import TranscriptDocs
+    from sidecar.lsp.editor_files import EditorFiles
+    from sidecar.lsp.ports import CodeActionPort
 
 JsonObj = dict[str, Any]
 MAX_DIAGNOSTIC_TITLE = 80
@@ -168,7 +168,7 @@ def _question_actions(
     typed there, or decline it. (elicitationId, action) pairs."""
     if buffer is None:
         return []
-    from ..transcripts import locate_prompt_area, questions_in  # with the engine
+    from sidecar.features.conversation.api import locate_prompt_area, questions_in  # with the engine
 
     pending = {e.elicitation_id for e in engine.pending_elicitations() if e.form is not None}
     area = locate_prompt_area(buffer)

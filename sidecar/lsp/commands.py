@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from .server import AcpLanguageServer, NotInitialized
+from sidecar.lsp.server import AcpLanguageServer, NotInitialized
 
 if TYPE_CHECKING:
-    from ..core.engine import PromptContext
-    from . import arguments as a
+    from sidecar.engine import PromptContext
+    from sidecar.lsp import arguments as a
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
 
 
 async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptContext:
-    from ..core.engine import PromptContext
+    from sidecar.engine import PromptContext
 
     rng = None
     if raw_range is not None:
@@ -171,7 +171,7 @@ async def set_model(ls: AcpLanguageServer, args: a.SetModel) -> Any:
 @command("acp.session.setConfigOption", "SetConfigOption")
 async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> Any:
     engine = await ls.ready_engine()
-    from .arguments import MISSING
+    from sidecar.lsp.arguments import MISSING
 
     if args.value is MISSING:
         raise invalid("value is required")
@@ -285,7 +285,7 @@ async def changes_keep(ls: AcpLanguageServer, args: a.Changes) -> Any:
 @command("acp.changes.revert", "Changes", "hunkId")
 async def changes_revert(ls: AcpLanguageServer, args: a.Changes) -> Any:
     engine = ls.engine_or_raise()
-    from ..core.errors import SidecarError
+    from sidecar.kernel.errors import SidecarError
 
     async def write_closed(session_id: str, path: str, expected: str, text: str) -> bool:
         try:
@@ -358,8 +358,8 @@ class CommandRunner:
         return run
 
     async def _run(self, name: str, spec: Command, raw: tuple[Any, ...]) -> Any:
-        from ..acp.errors import AcpError  # loaded with the engine; not at start-up
-        from . import arguments
+        from sidecar.acp.errors import AcpError  # loaded with the engine; not at start-up
+        from sidecar.lsp import arguments
 
         ls = self.server
         try:

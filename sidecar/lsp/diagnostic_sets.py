@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from lsprotocol import types
 
-    from .ports import DiagnosticsPort
+    from sidecar.lsp.ports import DiagnosticsPort
 
 
 class DiagnosticSets:

@@ -14,8 +14,8 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
-from .lsp_lines import Change, apply_changes, offset_at, split_lines
-from .pygls_internals import HookedWorkspace
+from sidecar.lsp.lsp_lines import Change, apply_changes, offset_at, split_lines
+from sidecar.lsp.pygls_internals import HookedWorkspace
 
 SYNC_KIND = types.TextDocumentSyncKind.Incremental  # what the server announces (server.py)
 

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..core.diff_apply import Fit, apply_diffs, by_path
-from ..core.errors import SidecarError
-from ..core.files import read_text_if_exists
-from .edits import whole_file_edit
-from .lsp_lines import line_starts, offset_at, split_lines
+from sidecar.features.edits.diff_apply import Fit, apply_diffs, by_path
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import read_text_if_exists
+from sidecar.lsp.edits import whole_file_edit
+from sidecar.lsp.lsp_lines import line_starts, offset_at, split_lines
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from .ports import EditorPort
+    from sidecar.lsp.ports import EditorPort
 
 JsonObj = dict[str, Any]
 # (path, the text the diffs were fitted to or None for no file, the new text) -> written
@@ -120,7 +120,7 @@ class EditorFiles:
         self, path: str, diffs: Sequence[Mapping[str, Any]]
     ) -> tuple[Fit, types.WorkspaceEdit | None]:
         """How a tool call's diffs of one file fit its current text (open buffer first), and, for an
-        open document, the WorkspaceEdit that writes the result when they apply (`core.diff_apply`).
+        open document, the WorkspaceEdit that writes the result when they apply (`edits.diff_apply`).
         A closed file gets no edit: the sidecar writes it (`apply_diffs`)."""
         doc = self.document_for(Path(path))
         current = doc.source if doc is not None else await asyncio.to_thread(_read_if_file, Path(path))

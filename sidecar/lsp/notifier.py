@@ -12,24 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..core.turns import no_answer
-from ..tasks import OwnedTasks
-from .coalesce import Coalescer
-from .live_events import LiveEvents
-from .progress import AgentStartProgress, TurnProgress
+from sidecar.features.stream.coalesce import Coalescer
+from sidecar.features.stream.lsp_live_events import LiveEvents
+from sidecar.features.stream.lsp_progress import AgentStartProgress, TurnProgress
+from sidecar.kernel.turns import no_answer
+from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
-    from ..core.elicitations import Elicitation
-    from ..core.session import PermissionRequest
-    from ..core.updates import Routed
-    from ..transcripts import DocumentChange
-    from .elicitations import ElicitationPrompts
-    from .follow_agent import FollowAgent
-    from .permissions import PermissionPrompts
-    from .ports import NotifierPort
-    from .proposals import Proposals
-    from .status_diagnostic import StatusDiagnostic
-    from .transcript_docs import TranscriptDocs
+    from sidecar.features.conversation.api import DocumentChange
+    from sidecar.features.conversation.lsp_documents import TranscriptDocs
+    from sidecar.features.edits.lsp_follow_agent import FollowAgent
+    from sidecar.features.edits.lsp_permissions import PermissionPrompts
+    from sidecar.features.edits.lsp_proposals import Proposals
+    from sidecar.features.questions.elicitations import Elicitation
+    from sidecar.features.questions.lsp_prompts import ElicitationPrompts
+    from sidecar.kernel.session import PermissionRequest
+    from sidecar.kernel.updates import Routed
+    from sidecar.lsp.ports import NotifierPort
+    from sidecar.lsp.status_diagnostic import StatusDiagnostic
 
 JsonObj = dict[str, Any]
 

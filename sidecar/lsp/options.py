@@ -6,7 +6,7 @@ from typing import Any, Literal, NewType
 
 import attrs
 
-from .validation import (
+from sidecar.lsp.validation import (
     CommandLine,
     InvalidValue,
     NonEmptyStr,
@@ -174,7 +174,7 @@ def parse_options(raw: Any) -> tuple[Options, str | None]:
     )
 
 
-DEMO_AGENT = "demo"  # the embedded demo agent's name (core/options.py says it too)
+DEMO_AGENT = "demo"  # the embedded demo agent's name (kernel/options.py says it too)
 
 
 def _check_agents(options: Options) -> tuple[Options, list[str]]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pygls.progress import Progress
     from pygls.workspace import Workspace
 
-    from .options import Options
+    from sidecar.lsp.options import Options
 
 
 class ClientCaps(NamedTuple):

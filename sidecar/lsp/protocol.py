@@ -18,8 +18,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.workspace import Workspace
 
-from .documents import LspWorkspace
-from .pygls_internals import HookedProtocol
+from sidecar.lsp.documents import LspWorkspace
+from sidecar.lsp.pygls_internals import HookedProtocol
 
 log = logging.getLogger(__name__)
 

@@ -20,26 +20,26 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from .. import __version__
-from ..tasks import OwnedTasks
-from .agent_change_diagnostics import AgentChangeDiagnostics
-from .diagnostic_sets import DiagnosticSets
-from .documents import SYNC_KIND
-from .editor_files import EditorFiles
-from .elicitations import ElicitationPrompts
-from .follow_agent import FollowAgent
-from .notifier import Notifier
-from .permissions import PermissionPrompts
-from .ports import ClientCaps
-from .proposals import Proposals
-from .protocol import AcpProtocol
-from .status_diagnostic import StatusDiagnostic
-from .transcript_docs import TranscriptDocs
+from sidecar import __version__
+from sidecar.features.conversation.lsp_documents import TranscriptDocs
+from sidecar.features.edits.lsp_change_diagnostics import AgentChangeDiagnostics
+from sidecar.features.edits.lsp_follow_agent import FollowAgent
+from sidecar.features.edits.lsp_permissions import PermissionPrompts
+from sidecar.features.edits.lsp_proposals import Proposals
+from sidecar.features.questions.lsp_prompts import ElicitationPrompts
+from sidecar.lsp.diagnostic_sets import DiagnosticSets
+from sidecar.lsp.documents import SYNC_KIND
+from sidecar.lsp.editor_files import EditorFiles
+from sidecar.lsp.notifier import Notifier
+from sidecar.lsp.ports import ClientCaps
+from sidecar.lsp.protocol import AcpProtocol
+from sidecar.lsp.status_diagnostic import StatusDiagnostic
+from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
-    from ..core.engine import Engine
-    from ..core.options import AgentSpec
-    from .options import Options
+    from sidecar.engine import Engine
+    from sidecar.kernel.options import AgentSpec
+    from sidecar.lsp.options import Options
 
 log = logging.getLogger(__name__)
 
@@ -138,14 +138,14 @@ class AcpLanguageServer(LanguageServer):
     @property
     def options(self) -> Options:
         if self._options is None:
-            from .options import Options
+            from sidecar.lsp.options import Options
 
             self._options = Options()
         return self._options
 
     def read_options(self, raw: Any) -> str | None:
         """Parse initializationOptions; the message naming every bad key, or None."""
-        from .options import parse_options
+        from sidecar.lsp.options import parse_options
 
         self._options, problem = parse_options(raw)
         return problem
@@ -217,7 +217,7 @@ class AcpLanguageServer(LanguageServer):
         self.engine_or_raise().respond_elicitation(elicitation_id, action, content)
 
     def clean(self, text: str, max_length: int) -> str:
-        from ..titles.sanitize import sanitize_text  # with the titles package: not at start-up
+        from sidecar.text_safety import sanitize_text
 
         return sanitize_text(text, max_length)
 
@@ -261,7 +261,7 @@ class AcpLanguageServer(LanguageServer):
         named `agents`, the one agent of `--agent` / `agent` / `$ACP_SIDECAR_AGENT` named after
         its command, and `demo`. The default: `defaultAgent`, else that one agent, else the
         first named one, else `demo`."""
-        from ..core.options import DEMO_AGENT, AgentSpec
+        from sidecar.kernel.options import DEMO_AGENT, AgentSpec
 
         opts = self.options
         specs = {name: AgentSpec(name, list(a.command or []), dict(a.env)) for name, a in opts.agents.items()}
@@ -282,7 +282,7 @@ class AcpLanguageServer(LanguageServer):
         return specs, default
 
     def start_engine(self) -> None:
-        from ..core.engine import Engine, EngineOptions
+        from sidecar.engine import Engine, EngineOptions
 
         opts = self.options
         specs, default = self.agent_specs()

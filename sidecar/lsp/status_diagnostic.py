@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .diagnostic_sets import DiagnosticSets
-    from .ports import DiagnosticsPort
+    from sidecar.lsp.diagnostic_sets import DiagnosticSets
+    from sidecar.lsp.ports import DiagnosticsPort
 
 SOURCE = "acp"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from sidecar.titles import TitleStore
+from sidecar.features.titles.api import TitleStore
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import open_editor
 from tests.lsp.test_lifecycle import _agent_pids, _start_raw_sidecar

@@ -133,8 +133,8 @@ async def test_fifo_socket_and_device_never_hang_the_sidecar(
 MEASURE = """
 import json, sys
 from pathlib import Path
-from sidecar.core.errors import SidecarError
-from sidecar.core.files import read_text
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import read_text
 
 def hwm():
     with open("/proc/self/status") as fh:

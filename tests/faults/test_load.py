@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.titles import TitleStore
+from sidecar.features.titles.api import TitleStore
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import open_editor
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.transcripts import TranscriptStore, locate_prompt_area
-from sidecar.transcripts.names import TranscriptPaths
+from sidecar.features.conversation.api import TranscriptStore, locate_prompt_area
+from sidecar.features.conversation.names import TranscriptPaths
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_transcripts import conversation, transcript_path, turn_ends, wait_file, well_formed

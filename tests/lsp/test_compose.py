@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from sidecar.transcripts import MARKER
+from sidecar.features.conversation.api import MARKER
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_transcripts import transcript_path, wait_file
 from tests.schema_check import assert_valid

@@ -88,7 +88,7 @@ def test_other_lsp_transports_are_refused_clearly(flag: str) -> None:
 def test_help_says_what_is_written_where() -> None:
     out = subprocess.run([SIDECAR, "--help"], capture_output=True, text=True, timeout=30)
     text = " ".join(out.stdout.split())
-    for written in ("titles.sqlite3", "agents.json", "transcripts/", "demo agent"):
+    for written in ("titles.sqlite3", "agents.json", "features/conversation/", "demo agent"):
         assert written in text, written
     assert "title cache and logs" not in text
     assert "no log" in text.lower()

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from sidecar.transcripts import MARKER, prompt_text
+from sidecar.features.conversation.api import MARKER, prompt_text
 from tests.lsp.buffers import Buffers, change_incrementally, position_at
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted

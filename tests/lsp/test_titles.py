@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from sidecar.titles import ListedSession, TitleStore
+from sidecar.features.titles.api import ListedSession, TitleStore
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_transcripts import transcript_path, wait_file
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from sidecar.titles import TitleStore
+from sidecar.features.titles.api import TitleStore
 from tests.lsp.editor import Editor, open_editor
 
 DEMO = "acp-sidecar-demo"

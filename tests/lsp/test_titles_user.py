@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from sidecar.titles import TitleRecord, TitleStore
+from sidecar.features.titles.api import TitleRecord, TitleStore
 from tests.lsp.editor import Editor, open_editor
 from tests.schema_check import assert_valid
 

@@ -21,7 +21,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from sidecar.acp.client import MAX_SESSION_ID_CHARS
-from sidecar.transcripts import MARKER, prompt_text
+from sidecar.features.conversation.api import MARKER, prompt_text
 from tests.chunks import shows_chunk
 from tests.lsp.buffers import Buffers
 from tests.lsp.editor import Editor, open_editor

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from sidecar.core.errors import SidecarError
-from sidecar.core.file_ops import FileOps
+from sidecar.features.edits.file_ops import FileOps
+from sidecar.kernel.errors import SidecarError
 
 
 async def test_results_and_errors_pass_through() -> None:
@@ -69,8 +69,8 @@ async def test_waiting_for_a_slot_then_running() -> None:
 STUCK_AT_EXIT = textwrap.dedent(
     """
     import asyncio, threading
-    from sidecar.core.errors import SidecarError
-    from sidecar.core.file_ops import FileOps
+    from sidecar.kernel.errors import SidecarError
+    from sidecar.features.edits.file_ops import FileOps
 
     async def main():
         ops = FileOps(timeout=0.2)

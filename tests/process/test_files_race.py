@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core.errors import SidecarError
-from sidecar.core.files import atomic_write, read_disk_text, read_text, resolve_inside, window, write_text
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import atomic_write, read_disk_text, read_text, resolve_inside, window, write_text
 from tests.swapper import swapping
 
 TRIES = 3000

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sidecar.titles import TitleRecord, TitleStore, apply_agent_info
+from sidecar.features.titles.api import TitleRecord, TitleStore, apply_agent_info
 
 AGENT = "mp-agent"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.titles import (
+from sidecar.features.titles.api import (
     MIGRATIONS,
     SCHEMA_VERSION,
     ListedSession,

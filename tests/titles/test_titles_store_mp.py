@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.titles import TitleStore
+from sidecar.features.titles.api import TitleStore
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("mp_worker.py")

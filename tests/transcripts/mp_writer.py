@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from sidecar.transcripts import files
-from sidecar.transcripts import store as store_module
-from sidecar.transcripts.render import Renderer
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation import files
+from sidecar.features.conversation import store as store_module
+from sidecar.features.conversation.render import Renderer
+from sidecar.features.conversation.store import TranscriptStore
 
 AGENT, SESSION = "mp-agent", "shared-session"
 

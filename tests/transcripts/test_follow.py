@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import random
 
-from sidecar.transcripts.document import TextEdit, apply_edits
-from sidecar.transcripts.follow import follow_edits
+from sidecar.features.conversation.document import TextEdit, apply_edits
+from sidecar.features.conversation.follow import follow_edits
 
 
 def helix_map(text: str, edits: list[TextEdit], pos: int) -> int:

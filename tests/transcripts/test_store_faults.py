@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.transcripts.model import Batch
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation.model import Batch
+from sidecar.features.conversation.store import TranscriptStore
 from tests.unit.transcripts.helpers import agent, assert_well_formed, renderer
 
 AGENT, SESSION = "demo", "sess-1"

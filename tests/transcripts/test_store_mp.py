@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation.store import TranscriptStore
 from tests.unit.transcripts.helpers import assert_well_formed
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core.engine import Engine
+from sidecar.engine import Engine
 from tests.unit.fake_agent import FakeAgents, Recorder, make_engine
 
 

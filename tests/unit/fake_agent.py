@@ -17,9 +17,9 @@ from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
 from sidecar.acp.process import StderrRing
-from sidecar.core.engine import Engine, EngineOptions, PermissionRequest
-from sidecar.core.updates import Routed
-from sidecar.transcripts import DocumentChange
+from sidecar.engine import Engine, EngineOptions, PermissionRequest
+from sidecar.features.conversation.api import DocumentChange
+from sidecar.kernel.updates import Routed
 
 JsonObj = dict[str, Any]
 

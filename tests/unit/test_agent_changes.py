@@ -1,4 +1,4 @@
-"""The agent's hunks (core/agent_changes.py): recorded from a write, reverted exactly, kept aligned
+"""The agent's hunks (features/edits/agent_changes.py): recorded from a write, reverted exactly, kept aligned
 through any edit (hypothesis), bounded per session."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.core import agent_changes
-from sidecar.core.agent_changes import (
+from sidecar.features.edits import agent_changes
+from sidecar.features.edits.agent_changes import (
     AgentChanges,
     Hunk,
     in_file_order,

@@ -1,12 +1,13 @@
-"""The "Starting agent" progress (lsp/progress.py AgentStartProgress), against a stand-in LSP port."""
+"""The "Starting agent" progress (features/stream/lsp_progress.py),
+against a stand-in LSP port."""
 
 from __future__ import annotations
 
 import pytest
 from lsprotocol import types
 
-from sidecar.lsp import progress as progress_module
-from sidecar.lsp.progress import AgentStartProgress
+from sidecar.features.stream import lsp_progress as progress_module
+from sidecar.features.stream.lsp_progress import AgentStartProgress
 from sidecar.tasks import OwnedTasks
 from tests.unit.fake_agent import settle
 from tests.unit.test_live_events import FakePort

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.core.engine import Engine
+from sidecar.engine import Engine
 from tests.unit.fake_agent import FakeAgents, Recorder, settle, until
 
 

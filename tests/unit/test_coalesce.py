@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sidecar.core.updates import Routed, read_update
-from sidecar.lsp.coalesce import Coalescer
+from sidecar.features.stream.coalesce import Coalescer
+from sidecar.kernel.updates import Routed, read_update
 
 
 def chunk(text: str, kind: str = "agent_message_chunk", **extra: Any) -> dict[str, Any]:

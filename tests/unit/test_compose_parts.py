@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.core.mentions import find_mentions, mention_text
-from sidecar.core.slash_commands import MAX_COMMANDS, parse_commands
-from sidecar.core.workspace_files import rank
-from sidecar.transcripts.outline import outline
+from sidecar.features.conversation.outline import outline
+from sidecar.features.conversation.workspace_files import rank
+from sidecar.kernel.mentions import find_mentions, mention_text
+from sidecar.kernel.slash_commands import MAX_COMMANDS, parse_commands
 from tests.unit.transcripts.helpers import agent, rendered, renderer
 
 

@@ -1,6 +1,6 @@
-"""The engine's transcript documents (sidecar/core/conversation.py), in process against the fake
-agent: what reaches the file and when, turns never sent, settings and titles, replays, a disk that
-refuses writes, shutdown, and rendering off the event loop."""
+"""The engine's transcript documents (features/conversation/conversations.py), in process against the
+fake agent: what reaches the file and when, turns never sent, settings and titles, replays, a disk
+that refuses writes, shutdown, and rendering off the event loop."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.core import conversation
-from sidecar.core.engine import Engine
-from sidecar.transcripts import PROMPT_AREA, DocumentChange, Renderer
+from sidecar.engine import Engine
+from sidecar.features.conversation import conversations as conversation
+from sidecar.features.conversation.api import PROMPT_AREA, DocumentChange, Renderer
 from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, until
 
 

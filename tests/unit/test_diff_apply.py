@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.core.diff_apply import Fit, Proposal, apply_diff, apply_diffs, by_path
+from sidecar.features.edits.diff_apply import Fit, Proposal, apply_diff, apply_diffs, by_path
 
 README = "# Demo\n\nline one\nline two\n"
 

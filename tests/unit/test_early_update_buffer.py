@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.core.early_updates import EarlyUpdates
+from sidecar.kernel.early_updates import EarlyUpdates
 
 
 class Clock:

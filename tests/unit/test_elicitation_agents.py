@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sidecar.core.elicitations import Elicitation, Elicitations
+from sidecar.features.questions.elicitations import Elicitation, Elicitations
 
 
 class Recorder:

@@ -1,4 +1,4 @@
-"""The elicitation form rules (core/elicitation_forms.py): what schema can be asked, how answers
+"""The elicitation form rules (features/questions/forms.py): what schema can be asked, how answers
 are checked and converted. In process; the path through the sidecar is tests/lsp/test_elicitation.py."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.core.elicitation_forms import FormError, check_url, parse_form
+from sidecar.features.questions.forms import FormError, check_url, parse_form
 
 
 def form(props: dict[str, Any], required: list[str] | None = None) -> Any:

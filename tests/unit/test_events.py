@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidecar.core.engine import Engine
-from sidecar.core.events import EventBus
+from sidecar.engine import Engine
+from sidecar.kernel.bus import EventBus
 from tests.unit.fake_agent import FakeAgents, Recorder, until
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core.errors import SidecarError
-from sidecar.core.files import read_disk_text, read_text, resolve_inside, window
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import read_disk_text, read_text, resolve_inside, window
 
 
 def _read(path: Path, roots: list[Path], line: int | None = None, limit: int | None = None) -> str:

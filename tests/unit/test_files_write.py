@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core.errors import SidecarError
-from sidecar.core.files import atomic_write, resolve_inside, write_text
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import atomic_write, resolve_inside, write_text
 from tests.fs_modes import mode_of, umask
 
 

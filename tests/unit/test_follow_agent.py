@@ -1,6 +1,6 @@
-"""changes.follow (lsp/follow_agent.py): the editor follows the agent's tool calls to their file and
-line without taking the focus, and never within QUIET seconds of the user's last keystroke (a clock
-of the test's own: nothing here is timed)."""
+"""changes.follow (features/edits/lsp_follow_agent.py): the editor follows the agent's tool calls to
+their file and line without taking the focus, and never within QUIET seconds of the user's last
+keystroke (a clock of the test's own: nothing here is timed)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 from lsprotocol import types
 
-from sidecar.lsp.follow_agent import QUIET, FollowAgent, location_of
+from sidecar.features.edits.lsp_follow_agent import QUIET, FollowAgent, location_of
 from sidecar.lsp.options import ChangesOptions, Options
 from sidecar.lsp.ports import ClientCaps
 from sidecar.tasks import OwnedTasks

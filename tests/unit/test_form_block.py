@@ -1,5 +1,5 @@
-"""A form question as a block of the conversation document (core/form_block.py,
-transcripts/questions.py): written, read back exactly as typed whatever the labels and values
+"""A form question as a block of the conversation document (features/questions/form_block.py,
+features/conversation/questions.py): written, read back exactly as typed whatever the labels and values
 hold, carried over a resync, replaced by its outcome. In process; the path through the sidecar
 is tests/lsp/test_elicitation_form.py."""
 
@@ -14,11 +14,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.core.elicitation_forms import FormError, parse_form
-from sidecar.core.elicitations import Elicitation
-from sidecar.core.form_block import block, field_prefix, outcome_line, read_answers
-from sidecar.transcripts import PROMPT_AREA, Batch, TranscriptStore, carry_answers, questions_in, resync
-from sidecar.transcripts.document import apply_edits, header_text
+from sidecar.features.conversation.api import (
+    PROMPT_AREA,
+    Batch,
+    TranscriptStore,
+    carry_answers,
+    questions_in,
+    resync,
+)
+from sidecar.features.conversation.document import apply_edits, header_text
+from sidecar.features.questions.elicitations import Elicitation
+from sidecar.features.questions.form_block import block, field_prefix, outcome_line, read_answers
+from sidecar.features.questions.forms import FormError, parse_form
 
 FORM = {
     "type": "object",

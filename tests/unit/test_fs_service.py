@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.core import errors
-from sidecar.core.engine import Engine
-from sidecar.core.errors import SidecarError
-from sidecar.core.files import resolve_inside
+from sidecar.engine import Engine
+from sidecar.kernel import errors
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.files import resolve_inside
 from tests.unit.fake_agent import Recorder
 
 

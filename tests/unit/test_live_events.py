@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from sidecar.core.tool_calls import ToolCalls
-from sidecar.core.updates import Update, read_update
-from sidecar.lsp.live_events import MAX_OPEN_COMPACTIONS, LiveEvents, notice_message
+from sidecar.features.stream.lsp_live_events import MAX_OPEN_COMPACTIONS, LiveEvents, notice_message
+from sidecar.features.stream.lsp_progress import describe
+from sidecar.features.titles.api import sanitize_text
+from sidecar.kernel.tool_calls import ToolCalls
+from sidecar.kernel.updates import Update, read_update
 from sidecar.lsp.ports import ClientCaps
-from sidecar.lsp.progress import describe
 from sidecar.tasks import OwnedTasks
-from sidecar.titles import sanitize_text
 from tests.unit.fake_agent import settle
 
 

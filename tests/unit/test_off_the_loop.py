@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.agent_names import AgentNames
+from sidecar.kernel.agent_names import AgentNames
 from sidecar.lsp.editor_files import EditorFiles
 from tests.unit.fake_agent import FakeAgents, Recorder, make_engine
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.core import errors
-from sidecar.core.engine import Engine
-from sidecar.core.errors import SidecarError
+from sidecar.engine import Engine
+from sidecar.kernel import errors
+from sidecar.kernel.errors import SidecarError
 from tests.unit.fake_agent import FakeAgents, PromptCall, Recorder, make_engine, until
 
 ONLY_ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]

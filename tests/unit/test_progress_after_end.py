@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sidecar.core.updates import Routed, read_update
-from sidecar.lsp.progress import TurnProgress
+from sidecar.features.stream.lsp_progress import TurnProgress
+from sidecar.kernel.updates import Routed, read_update
 from tests.unit.test_live_events import FakePort
 
 

@@ -1,4 +1,4 @@
-"""The proposals the editors show are the one diff rule (sidecar/core/diff_apply.py) applied to the
+"""The proposals the editors show are the one diff rule (sidecar/features/edits/diff_apply.py) applied to the
 file as the editor has it: on the shared fixed and random cases (tests/diff_cases.py), from a file
 on disk, from an open document (with its version), and from no file at all."""
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.diff_apply import apply_diffs
-from sidecar.lsp.proposals import Proposals
+from sidecar.features.edits.diff_apply import apply_diffs
+from sidecar.features.edits.lsp_proposals import Proposals
 from tests.diff_cases import FIXED, FIXED_FITS, diff_cases
 from tests.lsp.proposals_shape import check_proposals
 

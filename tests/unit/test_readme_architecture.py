@@ -18,7 +18,7 @@ def modules_in_readme() -> set[str]:
     named: set[str] = set()
     package = ""
     for line in tree.splitlines():
-        header = re.match(r"^(sidecar/(?:\w+/)?)(\S*)", line)
+        header = re.match(r"^(sidecar/(?:\w+/)*)(\S*)", line)
         if header:
             package = header.group(1)
             if header.group(2):  # a top-level module: sidecar/cli.py

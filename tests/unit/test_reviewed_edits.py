@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.errors import SidecarError
-from sidecar.core.reviewed_edits import ReviewedEdits
+from sidecar.features.edits.reviewed_edits import ReviewedEdits
+from sidecar.kernel.errors import SidecarError
 
 BEFORE = "one\ntwo\n"
 CALL = {

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.core import errors
-from sidecar.core.engine import Engine
-from sidecar.core.errors import SidecarError
+from sidecar.engine import Engine
+from sidecar.kernel import errors
+from sidecar.kernel.errors import SidecarError
 from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, settle, until
 
 

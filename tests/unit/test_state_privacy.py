@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.agent_names import AgentNames
-from sidecar.titles import TitleStore, apply_agent_info
+from sidecar.features.titles.api import TitleStore, apply_agent_info
+from sidecar.kernel.agent_names import AgentNames
 from tests.fs_modes import mode_of, umask
 
 UMASKS = [0o022, 0o000, 0o002]
@@ -119,8 +119,8 @@ def test_a_state_dir_of_another_user_is_refused_never_tightened(
     someone else. Nothing is tightened, nothing is written there."""
     import os
 
+    from sidecar.features.conversation.files import private_dir
     from sidecar.state_dir import secure_state_dir
-    from sidecar.transcripts.files import private_dir
 
     state = tmp_path / "state"
     state.mkdir()
@@ -148,8 +148,8 @@ def test_a_state_dir_of_another_user_is_refused_never_tightened(
 def test_a_state_subdir_of_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
+    from sidecar.features.conversation.files import private_dir
     from sidecar.state_dir import secure_state_dir
-    from sidecar.transcripts.files import private_dir
 
     state = tmp_path / "state"
     state.mkdir(mode=0o700)

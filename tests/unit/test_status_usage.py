@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.engine import Engine
-from sidecar.core.session import Session
-from sidecar.core.status import AgentView, build_status
-from sidecar.core.usage import context_share, parse_usage
+from sidecar.engine import Engine
+from sidecar.kernel.session import Session
+from sidecar.kernel.status import AgentView, build_status
+from sidecar.kernel.usage import context_share, parse_usage
 from tests.unit.fake_agent import FakeAgents, settle
 
 AGENT = AgentView(state="ready", name="demo-agent", title="Demo Agent", version="1", problem=None)

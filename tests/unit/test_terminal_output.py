@@ -1,11 +1,12 @@
-"""A terminal's bounded output (sidecar/core/terminals.py OutputBuffer) and its transcript pieces."""
+"""A terminal's bounded output (features/terminals/terminals.py OutputBuffer)
+and its transcript pieces."""
 
 from __future__ import annotations
 
 import pytest
 
-from sidecar.core.terminals import OutputBuffer, exit_status_of
-from sidecar.transcripts.terminal import terminal_exit_line, terminal_output_block
+from sidecar.features.conversation.terminal import terminal_exit_line, terminal_output_block
+from sidecar.features.terminals.terminals import OutputBuffer, exit_status_of
 
 
 def test_the_front_is_dropped_at_a_character_boundary() -> None:

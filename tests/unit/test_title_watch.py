@@ -12,10 +12,16 @@ from typing import Any
 
 import pytest
 
-from sidecar.core import title_watch
-from sidecar.core.engine import Engine
-from sidecar.core.title_watch import StoreWatch
-from sidecar.titles import StoreUnavailable, TitleRecord, TitleSource, TitleStore, apply_user_title
+from sidecar.engine import Engine
+from sidecar.features.titles import watch as title_watch
+from sidecar.features.titles.api import (
+    StoreUnavailable,
+    TitleRecord,
+    TitleSource,
+    TitleStore,
+    apply_user_title,
+)
+from sidecar.features.titles.watch import StoreWatch
 from tests.unit.fake_agent import FakeAgents, Recorder, until
 
 A = "agent-a"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.title_writes import SHOW_UNSAVED_AFTER, TitleWrites
+from sidecar.features.titles.api import TitleRecord, TitleStore, apply_agent_info
+from sidecar.features.titles.writes import SHOW_UNSAVED_AFTER, TitleWrites
 from sidecar.tasks import OwnedTasks
-from sidecar.titles import TitleRecord, TitleStore, apply_agent_info
 
 AGENT = "demo"
 

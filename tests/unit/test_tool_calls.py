@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidecar.core.tool_calls import ToolCalls, diffs_in
+from sidecar.kernel.tool_calls import ToolCalls, diffs_in
 
 
 def test_tool_call_updates_change_only_the_fields_they_carry() -> None:

@@ -19,9 +19,9 @@ import pytest
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from sidecar.lsp.transcript_docs import TranscriptDocs
+from sidecar.features.conversation.api import Batch, DocumentChange, TranscriptStore
+from sidecar.features.conversation.lsp_documents import TranscriptDocs
 from sidecar.tasks import OwnedTasks
-from sidecar.transcripts import Batch, DocumentChange, TranscriptStore
 from tests.lsp.buffers import apply_lsp_edits
 
 AGENT, SESSION = "demo", "s-1"

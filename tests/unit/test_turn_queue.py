@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core import errors
-from sidecar.core.engine import Engine
-from sidecar.core.errors import SidecarError
+from sidecar.engine import Engine
+from sidecar.kernel import errors
+from sidecar.kernel.errors import SidecarError
 from tests.unit.fake_agent import FakeAgents, Gate, Recorder, make_engine, settle, until
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.updates import read_update
+from sidecar.kernel.updates import read_update
 
 
 def chunk(text: Any = "hi", kind: str = "agent_message_chunk", **extra: Any) -> dict[str, Any]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.core.engine import Engine
-from sidecar.titles import TitleRecord, TitleSource, TitleStore
+from sidecar.engine import Engine
+from sidecar.features.titles.api import TitleRecord, TitleSource, TitleStore
 from tests.unit.fake_agent import FakeAgents, Recorder
 
 HISTORY = 2_000

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.titles import (
+from sidecar.features.titles import meta as meta_module
+from sidecar.features.titles.api import (
     MetaError,
     MetaTooDeep,
     MetaTooLarge,
@@ -20,8 +21,7 @@ from sidecar.titles import (
     merge_meta,
     sanitize_meta_for_display,
 )
-from sidecar.titles import meta as meta_module
-from sidecar.titles.meta import SizedMeta, patch_meta
+from sidecar.features.titles.meta import SizedMeta, patch_meta
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.titles import (
+from sidecar.features.titles.api import (
     ListedSession,
     RenameFallback,
     RenameState,

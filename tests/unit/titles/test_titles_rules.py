@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.titles import (
+from sidecar.features.titles.api import (
     UNSET,
     ListedSession,
     RenameState,

@@ -10,14 +10,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sidecar import text_safety as sanitize_module
-from sidecar.titles import (
+from sidecar.features.titles import sanitize as title_module
+from sidecar.features.titles.api import (
     ELLIPSIS,
     InvalidTitle,
     fallback_title,
     sanitize_text,
     validate_user_title,
 )
-from sidecar.titles import sanitize as title_module
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 JOINERS = "\u200c\u200d"

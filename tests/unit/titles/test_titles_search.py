@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sidecar.titles import TitleRecord, TitleSource, TitleStore, contains_words
+from sidecar.features.titles.api import TitleRecord, TitleSource, TitleStore, contains_words
 
 # Characters whose lower case SQLite's own lower() gets wrong or that change length.
 ALPHABET = "abcXYZ ÉéΣσς\u212a" + "İ"  # Kelvin sign, dotted capital I

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sidecar.transcripts.render import Renderer
+from sidecar.features.conversation.render import Renderer
 
 JsonObj = dict[str, Any]
 FIXED = datetime(2026, 12, 1, 10, 2, 11, tzinfo=UTC)
@@ -44,7 +44,7 @@ def rendered(r: Renderer) -> str:
 
 def assert_well_formed(document: str) -> None:
     """Our structure only: a title, our section headings, and the prompt area at the end."""
-    from sidecar.transcripts.document import MARKER, PROMPT_AREA
+    from sidecar.features.conversation.document import MARKER, PROMPT_AREA
 
     from .markdown_structure import prompt_area_ok, structure
 

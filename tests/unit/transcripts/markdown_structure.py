@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from sidecar.transcripts.document import MARKER
+from sidecar.features.conversation.document import MARKER
 
 PARSERS = {"commonmark": MarkdownIt("commonmark"), "gfm-like": MarkdownIt("gfm-like", {"linkify": False})}
 

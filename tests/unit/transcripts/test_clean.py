@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sidecar.transcripts.clean import TextCleaner, clean_text, inline_code
+from sidecar.features.conversation.clean import TextCleaner, clean_text, inline_code
 
 
 def test_escape_sequences_are_removed_whole() -> None:

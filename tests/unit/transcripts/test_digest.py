@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.transcripts.elements import ContextRef, PromptParts, digest
+from sidecar.features.conversation.elements import ContextRef, PromptParts, digest
 
 
 def digest_as_written_before(*parts: object) -> str:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.transcripts.document import (
+from sidecar.features.conversation.document import (
     MARKER,
     PROMPT_AREA,
     TextEdit,

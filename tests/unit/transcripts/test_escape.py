@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from sidecar.transcripts.blocks import BlockState, MarkdownEscaper, Mode, escape_markdown, scan_end
-from sidecar.transcripts.document import MARKER
+from sidecar.features.conversation.blocks import BlockState, MarkdownEscaper, Mode, escape_markdown, scan_end
+from sidecar.features.conversation.document import MARKER
 
 
 def stream(text: str, size: int) -> str:

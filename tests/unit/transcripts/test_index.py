@@ -1,4 +1,4 @@
-"""The index of the items a transcript document holds (sidecar/transcripts/index.py)."""
+"""The index of the items a transcript document holds (sidecar/features/conversation/index.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sidecar.transcripts import index as index_module
-from sidecar.transcripts.index import ItemIndex
+from sidecar.features.conversation import index as index_module
+from sidecar.features.conversation.index import ItemIndex
 
 KEYS = [f"a:{n:024x}" for n in range(1000)]
 

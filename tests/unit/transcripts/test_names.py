@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.transcripts.names import MAX_NAME, TranscriptPaths, safe_name
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation.names import MAX_NAME, TranscriptPaths, safe_name
+from sidecar.features.conversation.store import TranscriptStore
 
 
 def test_plain_ids_stay_readable() -> None:

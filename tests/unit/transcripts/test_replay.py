@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.transcripts.elements import rename_prompt
-from sidecar.transcripts.render import Renderer
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation.elements import rename_prompt
+from sidecar.features.conversation.render import Renderer
+from sidecar.features.conversation.store import TranscriptStore
 
 from .helpers import agent, assert_well_formed, renderer, user_block
 
@@ -249,7 +249,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     replay wrote (appended in place or whole, trimmed since), and those of a replay that starts
     a new document (a session loaded here for the first time): its cut there is the one a scan
     of every line finds (measured by the same load with those places withheld)."""
-    from sidecar.transcripts import layout
+    from sidecar.features.conversation import layout
 
     history = long_history(300)
     cuts: list[object] = []

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from sidecar.transcripts.document import PROMPT_AREA, TRIM_NOTE, apply_edits, prompt_text, resync
-from sidecar.transcripts.model import Batch, DocumentChange
-from sidecar.transcripts.store import TranscriptStore, fits
+from sidecar.features.conversation.document import PROMPT_AREA, TRIM_NOTE, apply_edits, prompt_text, resync
+from sidecar.features.conversation.model import Batch, DocumentChange
+from sidecar.features.conversation.store import TranscriptStore, fits
 
 from .helpers import agent, assert_well_formed, renderer, user
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sidecar.transcripts.blocks import MarkdownEscaper
-from sidecar.transcripts.clean import TextCleaner
-from sidecar.transcripts.document import MARKER, PROMPT_AREA, header_text, separator_for
-from sidecar.transcripts.render import Renderer
-from sidecar.transcripts.store import TranscriptStore
+from sidecar.features.conversation.blocks import MarkdownEscaper
+from sidecar.features.conversation.clean import TextCleaner
+from sidecar.features.conversation.document import MARKER, PROMPT_AREA, header_text, separator_for
+from sidecar.features.conversation.render import Renderer
+from sidecar.features.conversation.store import TranscriptStore
 
 from .helpers import FIXED, assert_well_formed
 from .markdown_structure import PARSERS, prompt_area_ok, structure
@@ -177,7 +177,8 @@ def test_the_file_is_well_formed_after_every_append(
 )
 @example("x\n```py\n    code\n# not a heading", [3, 4, 9, 12], "agent_message_chunk")
 def test_a_message_renders_the_same_however_its_text_is_split(text: str, cuts: list[int], kind: str) -> None:
-    """The sidecar joins consecutive text chunks before rendering them (core/conversation.py):
+    """The sidecar joins consecutive text chunks before rendering them
+    (features/conversation/conversations.py):
     that is only right because the output depends on the text, not on its chunks."""
 
     def render(pieces: list[str]) -> str:
@@ -226,8 +227,8 @@ HOSTILE_PROMPT = "\n".join(
 @given(markdown_text)
 @example(HOSTILE_PROMPT)
 def test_the_users_prompt_reads_as_typed(user_text: str) -> None:
-    from sidecar.transcripts.clean import clean_text
-    from sidecar.transcripts.layout import parse_layout
+    from sidecar.features.conversation.clean import clean_text
+    from sidecar.features.conversation.layout import parse_layout
 
     document = render_document(["answer"], [], user_text=user_text)
     typed = clean_text(user_text).strip("\n")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sidecar.transcripts.blocks import BlockState, Mode, line_states
-from sidecar.transcripts.layout import _OUR_HEADINGS, _char_at_byte, _choose_cut, trim_head
+from sidecar.features.conversation.blocks import BlockState, Mode, line_states
+from sidecar.features.conversation.layout import _OUR_HEADINGS, _char_at_byte, _choose_cut, trim_head
 
 from .test_structure_property import markdown_text
 
@@ -59,7 +59,7 @@ def test_a_long_conversation_is_cut_at_a_heading_after_the_bound() -> None:
 def test_a_heading_offset_that_is_no_heading_is_not_trusted() -> None:
     """Offsets the store remembers may be stale (the file was changed in place): a cut there
     would be at the wrong place, so the scan decides instead."""
-    from sidecar.transcripts.layout import _known_heading_cut
+    from sidecar.features.conversation.layout import _known_heading_cut
 
     body = "## You\n\n    Prompt.\n\n## Agent\n\nAnswer.\n\n## You\n\n    Next.\n"
     heading = body.index("## Agent")

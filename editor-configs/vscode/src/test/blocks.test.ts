@@ -29,7 +29,7 @@ function openFence(body: string): string {
   return fence ?? '';
 }
 
-/** sidecar/transcripts/document.py separator_for. */
+/** sidecar/features/conversation/document.py separator_for. */
 function separator(body: string, closing: string): string {
   if (closing) {
     return (!body || body.endsWith('\n') ? '' : '\n') + closing + '\n\n';

@@ -1,1 +1,0 @@
-"""The session engine: sessions, turns, titles glue; knows nothing of LSP."""

@@ -1,0 +1,654 @@
+"""The session engine: one facade over the agent, its sessions, turns, permissions and files.
+
+It knows nothing of LSP. The layer above calls its methods and receives events
+through an `EngineListener`; it provides editor services through `EditorFiles`.
+The engine is also the agent's ACP client handler (updates, permission and file
+requests). Each job lives in its own module; this one wires them together: every
+part gets one `EngineContext`, and `_subscribe` is the one place that says who
+reacts to the events the parts publish (docs/architecture.md draws it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from sidecar.acp import AcpClient
+from sidecar.acp.errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from sidecar.features.conversation.conversations import Conversations
+from sidecar.features.edits.agent_changes import AgentChanges
+from sidecar.features.edits.change_store import AgentChangeStore, ChangePersistence
+from sidecar.features.edits.fs_service import FileService
+from sidecar.features.edits.permissions import Permissions
+from sidecar.features.questions.elicitations import Elicitation, Elicitations
+from sidecar.features.questions.question_docs import QuestionsInDocuments
+from sidecar.features.terminals.terminals import Terminals
+from sidecar.features.titles.titling import Titling
+from sidecar.kernel import errors
+from sidecar.kernel.agent_names import AgentIdentity
+from sidecar.kernel.agent_supervisor import AgentSupervisor
+from sidecar.kernel.agents import AgentDirectory, Agents
+from sidecar.kernel.bus import (
+    AgentLost,
+    AgentReady,
+    EventBus,
+    PromptSent,
+    ReplayBoundary,
+    SessionOpened,
+    StatusChanged,
+    TitleChanged,
+    TurnEnded,
+    UpdateRouted,
+)
+from sidecar.kernel.context import EngineContext
+from sidecar.kernel.early_updates import EarlyUpdates
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.options import AgentSpec, EngineOptions
+from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener
+from sidecar.kernel.prompts import PromptContext, prompt_blocks, rename_prompt
+from sidecar.kernel.session import PermissionRequest, Session
+from sidecar.kernel.session_config import SessionConfig
+from sidecar.kernel.sessions import Sessions
+from sidecar.kernel.status import StatusReporter, build_status
+from sidecar.kernel.turn_queue import TurnQueue
+from sidecar.kernel.turns import TurnKind
+from sidecar.kernel.updates import TOOL_CALL_KINDS, Update, read_update
+from sidecar.tasks import OwnedTasks
+
+# The names the LSP layer imports from here.
+__all__ = [
+    "EditorFiles",
+    "Engine",
+    "EngineListener",
+    "EngineOptions",
+    "PermissionRequest",
+    "PromptContext",
+    "Session",
+]
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+T = TypeVar("T")
+
+SAVE_BEFORE_STOP_WAIT = 3.0  # seconds for the titles' pending writes at shutdown, before the agent stops
+
+
+class Engine:
+    def __init__(
+        self,
+        options: EngineOptions,
+        listener: EngineListener,
+        files: EditorFiles,
+        connect: AgentConnector = AcpClient,
+    ) -> None:
+        self.options = options
+        self.listener = listener
+        self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
+        self._tasks = OwnedTasks("engine", self._task_failed)
+        self.bus = EventBus(self._task_failed)
+        directory = AgentDirectory(options)
+        ctx = EngineContext(options, listener, self.bus, self.spawn, directory)
+        self._status = StatusReporter(listener, self._status_snapshot)
+
+        def supervisor(spec: AgentSpec, identity: AgentIdentity) -> AgentSupervisor:
+            side = AgentSide(self, spec.name, directory.owner)
+            return AgentSupervisor(ctx, side, connect=connect, spec=spec, identity=identity)
+
+        # Every configured agent, each started on its first use (docs/architecture.md).
+        self.agents = Agents(directory, supervisor, idle_stop=options.agent_idle_stop, spawn=self.spawn)
+        self.supervisor = self.agents.default
+        self.titles = Titling(ctx)
+        # Each session's transcript document (rendered and written off the event loop).
+        self.conversations = Conversations(ctx, self.titles.title_of)
+        early: EarlyUpdates[Update] = EarlyUpdates(
+            options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
+        )
+        self.registry = Sessions(ctx, self.agents, self.titles, early)
+        # The agent's changes after they landed, for review per hunk (docs/protocol.md, "Agent changes").
+        self.changes = AgentChanges()
+        self.saved_changes = ChangePersistence(
+            self.changes, AgentChangeStore(options.state_dir), ctx.agent_key, files.open_document_text
+        )
+        self.fs = FileService(
+            self.registry.by_id, files, tell_user=listener.on_error, spawn=self.spawn, changes=self.changes
+        )
+        # Edits the user changed in review before allowing them: written instead of the agent's.
+        self.reviewed = self.fs.reviewed
+        self.permissions = Permissions(
+            options.permissions, self.registry.by_id, listener, ctx.status_changed, self.reviewed
+        )
+        self.elicitations = Elicitations(
+            self.registry.by_id,
+            QuestionsInDocuments(self.registry.by_id, self.conversations, listener),
+            ctx.status_changed,
+            timeout=lambda: options.elicitation_timeout,
+            tell_user=listener.on_error,
+        )
+        self.turns = TurnQueue(
+            ctx,
+            attach=self.registry.ensure_attached,
+            call=self._call,
+            revive=self.registry.revive,
+            send_cancel=lambda sid: self.agents.of(sid).send_cancel(sid),
+            cancel_permissions=_cancel_questions,
+            settle=lambda session: self.reviewed.settle_turn(session.session_id),
+        )
+        self.config = SessionConfig(self.registry.ensure_attached, self._call, ctx.status_changed)
+        # The agent's client terminals: the commands it runs through us, shown in the transcript.
+        self.terminals = Terminals(
+            lambda: self.registry.by_id, self.conversations.terminal_output, listener.on_terminal
+        )
+        self._subscribe()
+
+    # ================================================================== wiring
+    def _subscribe(self) -> None:
+        """Who reacts to what the parts publish, in order (docs/architecture.md draws it)."""
+        bus, docs, editor, reviewed = self.bus, self.conversations, self.listener, self.reviewed
+        # Who reacts to a routed session/update (the session's own state took it in already):
+        bus.subscribe(
+            UpdateRouted,
+            lambda e: docs.update(e.session, e.routed.update),  # its transcript document
+            self._title_follows,  # a session_info_update: the title
+            lambda e: editor.on_session_update(e.routed),  # acp/sessionUpdate, progress, notices
+            self._reviewed_edit_follows,  # a tool call that ended: a reviewed edit is settled
+            self._terminal_follows,  # a tool call showing a client terminal: its live output
+            self._status_follows,  # mode, config options, usage: acp/status
+        )
+        bus.subscribe(SessionOpened, lambda e: docs.opened(e.session))
+        bus.subscribe(ReplayBoundary, lambda e: docs.replay(e.session, e.starting))
+        bus.subscribe(PromptSent, lambda e: docs.prompt_sent(e.session, e.turn), self._agent_used)
+        bus.subscribe(
+            TurnEnded,
+            self._agent_used,  # the idle stop's clock starts again
+            lambda e: docs.turn_ended(e.session, e.turn),
+            lambda e: reviewed.turn_ended(e.session.session_id),
+            self._rename_ended,
+        )
+        bus.subscribe(
+            TitleChanged,
+            lambda e: editor.on_session_info(e.info),
+            # The sidecar that saved a title elsewhere retitled the document; ours follows only
+            # where we hold one (every sidecar retitling every other one's documents made each
+            # title change cost N document rewrites and lock waits).
+            lambda e: docs.title_changed(e.info, held_only=e.elsewhere),
+        )
+        bus.subscribe(AgentReady, self._agent_ready)
+        bus.subscribe(AgentLost, self._agent_lost)
+        bus.subscribe(StatusChanged, lambda _e: self._status.emit())
+
+    def _agent_used(self, event: PromptSent | TurnEnded) -> None:
+        self.agents.by_name[event.session.agent].last_used = time.monotonic()
+
+    def _call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
+        """A call to the session's agent, its errors made user-facing."""
+        return self.agents.by_name[session.agent].call(call)
+
+    def _title_follows(self, event: UpdateRouted) -> None:
+        if event.routed.update.kind == "session_info_update":
+            self.titles.on_info_update(event.session, event.routed.update.raw)
+
+    def _reviewed_edit_follows(self, event: UpdateRouted) -> None:
+        # A replayed tool call is history: what it wrote landed long ago (a change the user kept
+        # would come back for review), and no reviewed edit of this process waits for it.
+        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
+            self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
+            self.fs.tool_call_ended(event.session, event.routed.update.raw)
+
+    def _terminal_follows(self, event: UpdateRouted) -> None:
+        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
+            self.terminals.show(event.session.session_id, event.routed.update.raw)
+
+    def _status_follows(self, event: UpdateRouted) -> None:
+        if event.state_changed:
+            self.emit_status()
+
+    def _rename_ended(self, event: TurnEnded) -> None:
+        if event.turn.kind is TurnKind.RENAME:
+            self.titles.rename_turn_ended(event.session, event.turn)
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
+        return self._tasks.spawn(coro, name)
+
+    def _task_failed(self, name: str, exc: BaseException) -> None:
+        self.listener.on_log("error", f"internal error in {name}: {exc!r}")
+
+    def _agent_ready(self, event: AgentReady) -> None:
+        if event.agent.can_list:
+            self.spawn(self.titles.reconcile_all(event.client, event.name), f"startup-reconcile-{event.name}")
+
+    def _agent_lost(self, event: AgentLost) -> None:
+        # Only that agent's sessions: the others' turns go on untouched.
+        sessions = self.registry.of_agent(event.name)
+        for session in sessions:
+            self.turns.fail_queued(session, event.reason)
+        # Nothing the dead agent started keeps running.
+        self.spawn(self._release_terminals(sessions), f"release-terminals-{event.name}")
+
+    async def _release_terminals(self, sessions: Sequence[Session]) -> None:
+        await self.terminals.release_all([s.session_id for s in sessions])
+
+    async def _agent_stopped(self, name: str) -> None:
+        """An agent stopped idle: nothing it started keeps running."""
+        await self._release_terminals(self.registry.of_agent(name))
+
+    @property
+    def agent_key(self) -> str:
+        """The default agent's key (its titles and transcripts are stored under it)."""
+        return self.supervisor.key
+
+    def agent_key_of(self, session_id: str) -> str:
+        """The key a session's title and transcript are stored under: its agent's."""
+        return self.agents.directory.key_of(session_id)
+
+    def describe_agents(self) -> list[JsonObj]:
+        """`acp.agents`: every configured agent (docs/protocol.md)."""
+        return self.agents.describe(self.registry.busy)
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        return self.registry.by_id
+
+    @property
+    def active_id(self) -> str | None:
+        return self.registry.active_id
+
+    def session(self, session_id: str | None) -> Session:
+        return self.registry.get(session_id)
+
+    # ================================================================== life
+    async def start(self) -> None:
+        """Open the title cache and start the agent; failures are reported, not raised."""
+        await self.titles.open()
+        self.spawn(self.saved_changes.restore(), "agent-changes-restore")
+        self.emit_status()
+        # No agent is started here: each starts on its first use.
+        self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)
+
+    async def shutdown(self) -> None:
+        if self.supervisor.closed:
+            return
+        self.agents.close()
+        self.conversations.stop_flushing()
+        self.reviewed.close()
+        self.shutdown_step = "cancelling turns"
+        for session in self.registry.by_id.values():
+            self.turns.fail_queued(session, "the sidecar is shutting down")
+            if session.current is not None and session.current.in_flight:
+                await self.agents.by_name[session.agent].send_cancel(session.session_id)
+        self.shutdown_step = "ending terminals"
+        await self.terminals.aclose()
+        # Titles known now reach the disk before the agent is asked to stop: stopping it may use
+        # up the time the editor gives us, and a title the user saw must survive that.
+        self.shutdown_step = "saving titles"
+        await self.titles.save_pending(SAVE_BEFORE_STOP_WAIT)
+        self.shutdown_step = "saving the agent's changes"
+        try:
+            await asyncio.wait_for(self.saved_changes.flush(), SAVE_BEFORE_STOP_WAIT)
+        except Exception as exc:
+            log.warning("saving the agent's changes at shutdown: %r", exc)
+        self.shutdown_step = "closing the agents' sessions"
+        await asyncio.gather(
+            *(s.close_sessions(self.registry.attached_ids(s.name)) for s in self.agents.all())
+        )
+        self.shutdown_step = "stopping the agents"
+        await asyncio.gather(*(s.stop(grace=1.0) for s in self.agents.all()))
+        self.shutdown_step = "stopping background tasks"
+        await self._tasks.aclose()
+        for session in self.registry.by_id.values():
+            self.turns.end_current(session, "shutdown")
+        self.shutdown_step = "closing the title cache"
+        await self.titles.aclose()  # its last title changes go to the documents too
+        self.shutdown_step = "writing the transcripts"
+        await self.conversations.aclose()
+        self.shutdown_step = "done"
+
+    def kill_agent_now(self) -> None:
+        self.terminals.kill_now()
+        for supervisor in self.agents.all():
+            supervisor.kill_now()
+
+    # ================================================================== status
+    def _status_snapshot(self) -> JsonObj:
+        session = self.registry.active
+        title = self.titles.title_of(session.session_id) if session else None
+        uri = self.conversations.uri(session.session_id) if session else None
+        supervisor = self.agents.by_name[session.agent] if session else self.supervisor
+        return build_status(supervisor.view(), session, title, uri)
+
+    def status(self) -> JsonObj:
+        return self._status.current()
+
+    def emit_status(self) -> None:
+        self._status.emit()
+
+    # ================================================================== sessions
+    async def new_session(self, cwd: object, agent: object | None = None) -> str:
+        return await self.registry.new(cwd, agent)
+
+    async def load_session(
+        self,
+        session_id: object,
+        cwd: object | None = None,
+        default_cwd: str | None = None,
+        agent: object | None = None,
+    ) -> str:
+        return await self.registry.load(session_id, cwd, default_cwd, agent)
+
+    async def transcript(self, session_id: str | None) -> JsonObj:
+        """`{sessionId, uri}` of a session's transcript document, created when missing: a session
+        of this process (the active one by default), or any session the title cache knows."""
+        if session_id is None or session_id in self.registry.by_id:
+            session = await self.registry.resolve(session_id)
+            uri = await self.conversations.document(session.session_id)
+            return {"sessionId": session.session_id, "uri": uri}
+        if await self.titles.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        return {"sessionId": session_id, "uri": await self.conversations.document(session_id)}
+
+    async def delete_session(self, session_id: object) -> JsonObj:
+        """`session/delete` on the session's agent (when it offers it), then its title and its
+        transcript document are removed here too. A busy session is refused (nothing is lost:
+        cancel its turn first); one the agent no longer knows is removed here all the same."""
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.invalid("sessionId must be a non-empty string")
+        session = self.registry.by_id.get(session_id)
+        if session is None and await self.titles.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        if session is not None and (session.queue or session.permissions or session.state() != "idle"):
+            raise errors.invalid(
+                f"session {session_id} is busy: cancel its turn (acp.cancel) before deleting it"
+            )
+        supervisor = self.agents.of(session_id)
+        client = await supervisor.ensure()
+        try:
+            await supervisor.call(client.delete_session(session_id))
+        except errors.SidecarError as exc:
+            if exc.code != RESOURCE_NOT_FOUND:
+                raise
+            log.info("session/delete: the agent no longer knows %s; removed here", session_id)
+        await self.terminals.release_all([session_id])
+        self.registry.forget(session_id)
+        await self.titles.forget(session_id)
+        await self.conversations.delete(session_id)
+        return {"sessionId": session_id}
+
+    def can_fork(self, session_id: str) -> bool:
+        """The session's agent offers `session/fork` (known once it has started)."""
+        agent = self.agents.of(session_id).agent
+        return agent is not None and agent.can_fork
+
+    async def fork_session(self, session_id: object | None) -> JsonObj:
+        """`session/fork` of a session (the active one by default) on its agent, when it offers it:
+        the new session becomes the active one; its document starts with the parent's. A parent
+        with a turn running may be forked: its agent decides what of that turn the fork holds."""
+        if session_id is not None and (not isinstance(session_id, str) or not session_id):
+            raise errors.invalid("sessionId must be a non-empty string")
+        if session_id is None or session_id in self.registry.by_id:
+            parent = await self.registry.resolve(session_id)
+        elif await self.titles.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        else:  # a session of the title cache: attached first (its cwd and agent are known then)
+            parent = self.registry.get(await self.registry.load(session_id))
+        supervisor = self.agents.by_name[parent.agent]
+        await supervisor.ensure()
+        if not self.can_fork(parent.session_id):
+            raise SidecarError(errors.CAPABILITY, "the agent does not offer session/fork")
+        await self.conversations.document(parent.session_id)  # written out: the fork copies it
+        session = await self.registry.fork(parent)
+        return {
+            "sessionId": session.session_id,
+            "title": self.titles.current_title(session.session_id),
+            "agent": session.agent,
+        }
+
+    async def list_sessions(
+        self,
+        cwd: str | None,
+        refresh: bool,
+        all_cwds: Sequence[str],
+        limit: int | None = None,
+        words: Sequence[str] = (),
+    ) -> tuple[list[JsonObj], bool]:
+        return await self.registry.list(cwd, refresh, all_cwds, limit, words)
+
+    # ================================================================== turns
+    async def prompt(
+        self,
+        text: object,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        context: PromptContext | None = None,
+    ) -> JsonObj:
+        if not isinstance(text, str) or not text.strip():
+            raise errors.invalid("text must be a non-empty string")
+        session = await self.registry.for_prompt(session_id, cwd)
+        contexts = [context] if context is not None else []
+        contexts += await self.fs.mention_contexts(session, text)  # refuses before anything is sent
+        described = self.agents.by_name[session.agent].agent
+        embed = described is not None and described.can_embed_context
+        turn = self.turns.admit(session, prompt_blocks(text, contexts, embed), TurnKind.PROMPT, echo=text)
+        if not session.first_prompt_seen:
+            session.first_prompt_seen = True
+            self.titles.first_prompt(session, text)
+        return {
+            "sessionId": session.session_id,
+            "turnId": turn.turn_id,
+            "position": self.turns.position(session, turn),
+        }
+
+    async def cancel(self, session_id: str | None = None) -> bool:
+        session = await self.registry.resolve(session_id)
+        cancelled = await self.turns.cancel(session)
+        # A cancelled turn leaves no command running (the agent may still read and release them).
+        self.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
+        return cancelled
+
+    async def kill_terminals(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
+        """The editor's kill: one terminal by id, or every running terminal of a session."""
+        if terminal_id is not None:
+            if not await self.terminals.kill_by_id(terminal_id):
+                raise errors.invalid(f"no running terminal {terminal_id!r:.80}")
+            return {"killed": [terminal_id]}
+        session = await self.registry.resolve(session_id)
+        return {"killed": await self.terminals.kill_session(session.session_id)}
+
+    async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
+        """`session/set_title` when the agent offers it, or its own rename method (any session the
+        title cache knows), else a rename prompt queued in the session."""
+        session: Session | None = None
+        if isinstance(session_id, str) and session_id not in self.registry.by_id:
+            target = session_id  # not loaded here: set_title may still rename it
+        else:
+            session = await self.registry.resolve(session_id)
+            target = session.session_id
+        requested = self.titles.validate_user_title(title)
+        if session is None:
+            await self.titles.find(target)  # its agent, from the title cache
+        supervisor = self.agents.of(target)
+        client = await supervisor.ensure()
+        agent = supervisor.agent
+        if agent is not None and agent.can_rename:
+
+            async def set_title(sid: str, wanted: str) -> str:
+                return await supervisor.call(client.set_title(sid, wanted))
+
+            try:
+                await self.titles.rename_by_agent(target, requested, set_title)
+                return {"sessionId": target, "requestedTitle": requested}
+            except errors.SidecarError as exc:
+                if agent.can_set_title or exc.code != METHOD_NOT_FOUND:
+                    raise
+                # Its own method is missing too (an older version): a rename prompt, as for any agent.
+        if session is None:
+            raise errors.unknown_session(target)
+        blocks, meta = rename_prompt(requested)
+        turn = self.turns.admit(session, blocks, TurnKind.RENAME, meta=meta)
+        self.titles.rename_requested(session, requested, turn)
+        return {"sessionId": session.session_id, "requestedTitle": requested}
+
+    # ================================================================== configuration
+    async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:
+        session = await self.registry.resolve(session_id)
+        result = await self.config.set_mode(session, mode_id)
+        if isinstance(mode_id, str):
+            self.conversations.mode_changed(session, mode_id)
+        return result
+
+    async def set_config_option(
+        self, config_id: object, value: object, session_id: str | None = None
+    ) -> JsonObj:
+        session = await self.registry.resolve(session_id)
+        result = await self.config.set_config_option(session, config_id, value)
+        self.conversations.options_changed(session, session.config_options)
+        return result
+
+    async def set_model(self, model_id: object, session_id: str | None = None) -> JsonObj:
+        session = await self.registry.resolve(session_id)
+        legacy = session.model_option() is None
+        result = await self.config.set_model(session, model_id)
+        if legacy and isinstance(model_id, str):
+            self.conversations.model_changed(session, model_id, session.model_name)
+        else:
+            self.conversations.options_changed(session, session.config_options)
+        return result
+
+    async def authenticate(self, method_id: object, agent: object | None = None) -> JsonObj:
+        """Authenticate an agent: the named one, else the active session's, else the default."""
+        if agent is None and self.registry.active is not None:
+            return await self.agents.by_name[self.registry.active.agent].authenticate(method_id)
+        return await self.agents.get(agent).authenticate(method_id)
+
+    async def logout(self, agent: object | None = None) -> JsonObj:
+        """Log out of an agent that offers it: the named one, else the active session's, else the
+        default."""
+        if agent is None and self.registry.active is not None:
+            return await self.agents.by_name[self.registry.active.agent].logout()
+        return await self.agents.get(agent).logout()
+
+    # ================================================================== permissions and edits
+    def pending_permissions(self) -> list[PermissionRequest]:
+        return self.permissions.pending()
+
+    def respond_permission(self, request_id: object, option_id: object | None) -> None:
+        self.permissions.respond(request_id, option_id)
+
+    async def respond_permission_with_edits(
+        self, request_id: object, option_id: object, edits: object
+    ) -> None:
+        await self.permissions.respond_with_edits(request_id, option_id, edits)
+
+    def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
+        return self.fs.tool_call_diffs(session_id, tool_call_id)
+
+    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
+        """The session's roots and a tool call's diffs, paths not admitted yet (for proposals)."""
+        return self.fs.diffs_of(session_id, tool_call_id)
+
+    def session_roots(self, session_id: str) -> list[str] | None:
+        session = self.sessions.get(session_id)
+        return session.roots if session is not None else None
+
+    def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
+        return self.fs.pending_edits()
+
+    # ================================================================== ACP client handler
+    # (each agent's requests come through its `AgentSide`, which keeps them to its own sessions)
+    def on_session_update(self, params: JsonObj) -> None:
+        self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
+
+    async def request_permission(self, params: JsonObj) -> JsonObj:
+        return await self.permissions.request(params)
+
+    async def read_text_file(self, params: JsonObj) -> JsonObj:
+        return await self.fs.read_text_file(params)
+
+    async def write_text_file(self, params: JsonObj) -> JsonObj:
+        return await self.fs.write_text_file(params)
+
+    async def create_elicitation(self, params: JsonObj, agent: str | None = None) -> JsonObj:
+        return await self.elicitations.request(params, agent)
+
+    def complete_elicitation(self, params: JsonObj, agent: str | None = None) -> None:
+        self.elicitations.complete(params, agent)
+
+    def pending_elicitations(self) -> list[Elicitation]:
+        return self.elicitations.pending()
+
+    def respond_elicitation(self, elicitation_id: object, action: object, content: object = None) -> None:
+        self.elicitations.respond(elicitation_id, action, content)
+
+    def answer_from_document(self, elicitation_id: object, document: str) -> None:
+        self.elicitations.respond_from_document(elicitation_id, document)
+
+    async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
+        """An applied agent edit of a file the editor has not open, written by the sidecar."""
+        return await self.fs.write_closed_file(session_id, path, expected, text)
+
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
+        return await self.terminals.handle(method, params)
+
+
+def _cancel_questions(session: Session) -> None:
+    """The turn is being cancelled (or is gone): its permission requests and questions answer."""
+    Permissions.cancel_pending(session)
+    Elicitations.cancel_pending(session)
+
+
+class AgentSide:
+    """One agent's ACP client handler: its updates and requests reach only its own sessions (an
+    agent never sees, nor writes into, another agent's session)."""
+
+    def __init__(self, engine: Engine, name: str, owner: dict[str, str]) -> None:
+        self._engine = engine
+        self._name = name
+        self._owner = owner
+
+    def _foreign(self, params: JsonObj) -> bool:
+        held = self._owner.get(params.get("sessionId"))  # type: ignore[arg-type]
+        return held is not None and held != self._name
+
+    def _refuse(self, params: JsonObj) -> SidecarError:
+        return SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
+
+    def on_session_update(self, params: JsonObj) -> None:
+        if self._foreign(params):
+            self._engine.listener.on_log(
+                "warning", f"the agent {self._name} sent an update for another agent's session; dropped"
+            )
+            return
+        self._engine.on_session_update(params)
+
+    async def request_permission(self, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._engine.request_permission(params)
+
+    async def read_text_file(self, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._engine.read_text_file(params)
+
+    async def write_text_file(self, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._engine.write_text_file(params)
+
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._engine.terminal_request(method, params)
+
+    async def create_elicitation(self, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._engine.create_elicitation(params, self._name)
+
+    def complete_elicitation(self, params: JsonObj) -> None:
+        if self._foreign(params):
+            return
+        self._engine.complete_elicitation(params, self._name)

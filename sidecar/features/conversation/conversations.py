@@ -1,0 +1,569 @@
+"""Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
+
+The engine tells this module what happens in a session (it subscribes these methods to the engine's
+events, `Engine._subscribe`): it was opened, a prompt was sent, an update arrived (live or
+replayed), a turn ended, the mode, model or title changed. Each session's
+`Renderer` turns that into Markdown and the `TranscriptStore` appends it to the session's file.
+
+Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
+machine), so the event loop only queues what happened; one worker thread does the rendering and
+the writing, in the order things happened, for every session. A session's queue is flushed within
+the interval (`EngineOptions.transcript_interval`, 0.25 s by default) while it is busy,
+and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval).
+A replayed history is held while the agent sends it (at most `REPLAY_HOLD`): the load's answer
+does not wait for the interpreter the rendering takes, and the history is written after it.
+Each change a flush makes goes to the listener (`on_transcript_change`, with `at_once` for such a
+flush) so that an open editor buffer can follow the file, without waiting either when `at_once`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sidecar.features.conversation.api import Batch, DocumentChange, Renderer, TranscriptStore
+from sidecar.kernel import errors
+from sidecar.kernel.context import EngineContext
+from sidecar.kernel.daemon_worker import DaemonWorker
+from sidecar.kernel.session import Session
+from sidecar.kernel.turns import Turn, no_answer
+from sidecar.kernel.updates import Update
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+
+# Plain text chunks of agent messages and thoughts are joined before the renderer sees them; a user
+# message's are not (the renderer keeps its chunks as blocks until the message ends).
+_JOINED = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+# A text chunk at least this long is written out at once (it is on screen as soon as it can be),
+# at most once per interval: under a flood of such chunks the document still changes at most
+# twice per interval.
+BIG_CHUNK = 16 * 1024  # characters
+MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
+REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
+CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
+# Seconds a replayed history is held before it is written: the editor waits for the load's
+# answer, and rendering while the replay is read would share the interpreter with reading it (a
+# 100 000-update history is read in about a second); a longer replay is written every so often.
+REPLAY_HOLD = 2.0
+
+# An operation runs in the worker thread; it may change the document (a store call) or only the
+# renderer (it returns None).
+Operation = Callable[[], DocumentChange | None]
+
+
+class ConversationEvents(Protocol):
+    def on_transcript_change(
+        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
+    ) -> None: ...
+    def on_log(self, level: str, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
+@dataclass(eq=False)
+class _Conversation:
+    """One session's document: its renderer (touched only by the worker thread) and its queue."""
+
+    session_id: str
+    agent: str
+    uri: str
+    renderer: Renderer
+    operations: list[Operation] = field(default_factory=list)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    unsaved: deque[Batch] = field(default_factory=deque)  # worker thread only
+    urgent: asyncio.Event = field(default_factory=asyncio.Event)
+    flusher: asyncio.Task[None] | None = None
+    flushed_at: float = float("-inf")
+    early_at: float = float("-inf")  # the last flush brought forward by a big chunk
+    costly: bool = False  # the next urgent flush is a big chunk's: it counts as the interval's
+    prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
+    replay_since: float | None = None  # a replay runs: when it began, or its last write
+
+
+@dataclass
+class _Outcome:
+    changes: list[DocumentChange] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # worked around, nothing lost: for the log
+
+
+class Conversations:
+    """The transcript documents of this process's sessions (see the module doc)."""
+
+    def __init__(self, ctx: EngineContext, title_of: Callable[[str], str | None]) -> None:
+        options = ctx.options
+        self.store = TranscriptStore(
+            options.state_dir, max_bytes=options.transcript_max_bytes, durable=options.transcripts_durable
+        )
+        self._events: ConversationEvents = ctx.listener
+        self._spawn = ctx.spawn
+        self._agent_key = ctx.agent_key
+        self._title_of = title_of
+        # A daemon thread: a write stuck in the kernel (a dead mount) never keeps the process
+        # from exiting once `aclose` gave up waiting for it.
+        self._executor = DaemonWorker("transcripts")
+        self._by_session: dict[str, _Conversation] = {}
+        self._interval = options.transcript_interval
+        self._reported_at = float("-inf")
+        # Retitles of documents no conversation here writes, by (agent, session): a burst (a
+        # reconcile changing thousands of records) is one worker job, not a task and a job each.
+        self._retitles: dict[tuple[str, str], str | None] = {}
+        self._retitler: asyncio.Task[None] | None = None
+        self._stopping = False  # shutdown began: queue, but start no flusher (aclose flushes)
+        self._closed = False
+
+    # ------------------------------------------------------------------ names
+    def uri(self, session_id: str) -> str:
+        """The session's document: where it is, or will be, for the agent this sidecar runs."""
+        conversation = self._by_session.get(session_id)
+        return conversation.uri if conversation else self.store.uri(self._agent_key(session_id), session_id)
+
+    # ------------------------------------------------------------------ what happens in a session
+    def _of(self, session: Session) -> _Conversation:
+        conversation = self._by_session.get(session.session_id)
+        if conversation is None:
+            agent = self._agent_key(session.session_id)
+            conversation = _Conversation(
+                session.session_id,
+                agent,
+                self.store.uri(agent, session.session_id),
+                Renderer(cwd=session.cwd),
+            )
+            self._by_session[session.session_id] = conversation
+        return conversation
+
+    def opened(self, session: Session) -> None:
+        """The agent holds the session (new, resumed, loaded): its document exists from here on,
+        and the modes and model it starts with are the baseline (not shown as changes)."""
+        first = session.session_id not in self._by_session
+        conversation = self._of(session)
+        renderer, title = conversation.renderer, self._title_of(session.session_id)
+        modes, options = session.modes, list(session.config_options)
+        agent, sid = conversation.agent, conversation.session_id
+        if first and (parent := session.forked_from) is not None:
+            # A fork made here: the parent's conversation (written out before the fork), then
+            # the line saying where it forked.
+            parent_agent, name = self._agent_key(parent), self._title_of(parent) or parent
+            self._queue(conversation, lambda: self.store.fork(agent, sid, parent_agent, parent, title))
+            self._queue(conversation, lambda: _render(renderer.forked, name))
+        elif title is None:
+            self._queue(conversation, lambda: self.store.ensure(agent, sid))
+        else:  # also when a replay created the document before the title was known
+            self._queue(conversation, lambda: self.store.set_title(agent, sid, title))
+        self._queue(conversation, lambda: _render(renderer.set_modes, modes))
+        self._queue(conversation, lambda: _render(renderer.set_config_options, options))
+
+    def replay(self, session: Session, starting: bool) -> None:
+        """`session/load` replays the history (merged with what the document holds)."""
+        conversation = self._of(session)
+        renderer = conversation.renderer
+        if starting:
+            conversation.replay_since = asyncio.get_running_loop().time()
+            self._queue(conversation, lambda: _render(renderer.begin_replay))
+        else:
+            conversation.replay_since = None
+            self._queue(conversation, lambda: _render(renderer.end_replay), urgent=True)
+
+    def update(self, session: Session, update: Update) -> None:
+        conversation = self._of(session)
+        operations = conversation.operations
+        last = operations[-1] if operations else None
+        # What joins the last operation, not handed to the worker yet, goes into it: nothing is
+        # built per update but its place in a list (a replay's backlog is hundreds of thousands
+        # of updates, and every object it holds is walked by the garbage collector).
+        if update.plain and update.kind in _JOINED:
+            text = update.text or ""
+            # A big replayed chunk waits with the rest of the history (see REPLAY_HOLD).
+            live = conversation.replay_since is None
+            urgent = len(text) >= BIG_CHUNK and live and self._early(conversation)
+            if type(last) is _TextRun and last.kind == update.kind and last.message_id == update.message_id:
+                last.parts.append(text)
+                if urgent:
+                    conversation.urgent.set()
+                return
+            run = _TextRun(conversation.renderer, update.kind, update.message_id, [text])
+            self._queue(conversation, run, urgent=urgent)
+        elif type(last) is _Updates:
+            last.updates.append(update.raw)
+        else:
+            self._queue(conversation, _Updates(conversation.renderer, [update.raw]))
+
+    def prompt_sent(self, session: Session, turn: Turn) -> None:
+        conversation = self._of(session)
+        conversation.prompted.add(turn.turn_id)
+        renderer, blocks, meta = conversation.renderer, turn.blocks, turn.meta
+        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta), urgent=True)
+
+    def turn_ended(self, session: Session, turn: Turn) -> None:
+        """A turn whose prompt the document shows ended: say how, and write it out at once."""
+        conversation = self._by_session.get(session.session_id)
+        if conversation is None or turn.turn_id not in conversation.prompted:
+            return  # never sent (cancelled in the queue): the document has nothing of it
+        conversation.prompted.discard(turn.turn_id)
+        renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
+        silent = no_answer(stop, error, turn.answered)
+        self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error, silent), urgent=True)
+
+    def terminal_output(self, session: Session, markdown: str) -> None:
+        """A shown client terminal's new output or its end (Markdown from features/terminals/terminals.py)."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.terminal, markdown))
+
+    def question_asked(self, session: Session, markdown: str) -> None:
+        """An agent's form question waits for the user: its block goes into the conversation now,
+        where the user can answer it (features/questions/form_block.py)."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.question, markdown), urgent=True)
+
+    def question_settled(self, session: Session, ident: str, outcome: str) -> None:
+        """The question `ident` was answered (by any route), declined or cancelled: its block is
+        replaced by the line `outcome`; where there is no block (trimmed away), that line is
+        added at the end."""
+        conversation = self._of(session)
+        renderer, agent, sid = conversation.renderer, conversation.agent, conversation.session_id
+
+        def settle() -> DocumentChange | None:
+            change = self.store.replace_question(agent, sid, ident, outcome)
+            if change is None:
+                renderer.question(outcome)
+            return change
+
+        self._queue(conversation, _AfterRendered(settle), urgent=True)
+
+    def mode_changed(self, session: Session, mode_id: str) -> None:
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.mode_changed, mode_id))
+
+    def model_changed(self, session: Session, model_id: str, name: str | None) -> None:
+        """The model changed through legacy `session/set_model`."""
+        renderer = self._of(session).renderer
+        self._queue(self._of(session), lambda: _render(renderer.model_changed, model_id, name))
+
+    def options_changed(self, session: Session, options: list[JsonObj]) -> None:
+        """The agent answered `session/set_config_option` with these options (an agent need not
+        also send `config_option_update`); shown like that update, once."""
+        renderer = self._of(session).renderer
+        update = {"sessionUpdate": "config_option_update", "configOptions": options}
+        self._queue(self._of(session), lambda: _render(renderer.update, update))
+
+    def title_changed(self, info: JsonObj, *, held_only: bool = False) -> None:
+        """A session's title changed: the document's header follows (documents of sessions this
+        process has not opened are retitled only when they exist, and not when `held_only`)."""
+        session_id, title = info.get("sessionId"), info.get("title")
+        if not isinstance(session_id, str) or not (title is None or isinstance(title, str)):
+            return
+        conversation = self._by_session.get(session_id)
+        if conversation is not None:
+            agent = conversation.agent
+            self._queue(conversation, lambda: self.store.set_title(agent, session_id, title))
+            return
+        if self._stopping or held_only:
+            return
+        self._retitles[(self._agent_key(session_id), session_id)] = title
+        if self._retitler is None or self._retitler.done():
+            self._retitler = self._spawn(self._retitle_existing(), "transcript-retitles")
+
+    async def _retitle_existing(self) -> None:
+        """Retitle the documents that exist of the sessions in `_retitles`, a burst per job."""
+        while self._retitles:
+            burst, self._retitles = self._retitles, {}
+
+            def work(burst: dict[tuple[str, str], str | None] = burst) -> list[tuple[str, str, _Outcome]]:
+                done = []
+                for (agent, session_id), title in burst.items():
+                    outcome = _Outcome()
+                    try:
+                        if self.store.path(agent, session_id).exists():
+                            change = self.store.set_title(agent, session_id, title)
+                            if change is not None:
+                                outcome.changes.append(change)
+                    except Exception as exc:
+                        outcome.problems.append(_describe(exc))
+                    outcome.notices.extend(self.store.take_notices())
+                    if outcome.changes or outcome.problems or outcome.notices:
+                        done.append((agent, session_id, outcome))
+                return done
+
+            loop = asyncio.get_running_loop()
+            for agent, session_id, outcome in await asyncio.shield(
+                loop.run_in_executor(self._executor, work)
+            ):
+                self._deliver(session_id, self.store.uri(agent, session_id), outcome)
+
+    # ------------------------------------------------------------------ the editor's requests
+    async def document(self, session_id: str, agent: str | None = None) -> str:
+        """The session's document URI, once everything queued for it so far is written (created
+        when missing). `agent`: for a session this process has not opened (default: ours)."""
+        if self._stopping:
+            raise errors.agent_down("the sidecar is shutting down")
+        conversation = self._by_session.get(session_id)
+        if conversation is not None:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.waiters.append(waiter)
+            sid, key, title = session_id, conversation.agent, self._title_of(session_id)
+            self._queue(conversation, lambda: self.store.ensure(key, sid, title), urgent=True)
+            await asyncio.shield(waiter)
+            return conversation.uri
+        owner = agent or self._agent_key(session_id)
+        title = self._title_of(session_id)
+        await self._run_alone(session_id, owner, lambda: self.store.ensure(owner, session_id, title))
+        return self.store.uri(owner, session_id)
+
+    async def delete(self, session_id: str) -> None:
+        """Remove the session's document (a deleted session), after what was queued for it."""
+        conversation = self._by_session.pop(session_id, None)
+        agent = conversation.agent if conversation is not None else self._agent_key(session_id)
+        if conversation is not None and conversation.flusher is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(conversation.flusher)
+
+        def remove() -> None:
+            self.store.delete(agent, session_id)
+
+        await self._run_alone(session_id, agent, remove)
+
+    async def clear_prompt(self, agent: str, session_id: str) -> None:
+        """Empty the prompt area of the file (what an editor saved there was sent)."""
+        if self._stopping:
+            return
+        conversation = self._by_session.get(session_id)
+        if conversation is not None and conversation.agent == agent:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            conversation.waiters.append(waiter)
+            self._queue(conversation, lambda: self.store.clear_prompt(agent, session_id), urgent=True)
+            await asyncio.shield(waiter)
+            return
+        await self._run_alone(session_id, agent, lambda: self.store.clear_prompt(agent, session_id))
+
+    # ------------------------------------------------------------------ flushing
+    def _early(self, conversation: _Conversation) -> bool:
+        """Whether a big chunk brings the next flush forward (once per interval; not when the
+        next flush is due anyway). Such a flush counts as one of the interval's; the other
+        urgent ones (a prompt, a turn's or a replay's end, an editor's request) do not delay
+        the next flush: the user, not the agent, bounds how often they come."""
+        now = asyncio.get_running_loop().time()
+        if now - conversation.flushed_at >= self._interval or now - conversation.early_at < self._interval:
+            return False
+        conversation.early_at = now
+        conversation.costly = True
+        return True
+
+    def _queue(self, conversation: _Conversation, operation: Operation, urgent: bool = False) -> None:
+        if self._closed:
+            return
+        conversation.operations.append(operation)
+        if urgent:
+            conversation.urgent.set()
+        if self._stopping:
+            return
+        if conversation.flusher is None or conversation.flusher.done():
+            conversation.flusher = self._spawn(
+                self._flush_while_busy(conversation), f"transcript-{conversation.session_id}"
+            )
+
+    async def _flush_while_busy(self, conversation: _Conversation) -> None:
+        """Flush at most every interval (the first at once after a quiet moment) until nothing is
+        queued; an urgent operation (a turn's or a replay's end, an editor's request, a big chunk)
+        is flushed without waiting."""
+        loop = asyncio.get_running_loop()
+        while conversation.operations:
+            delay = conversation.flushed_at + self._interval - loop.time()
+            if conversation.replay_since is not None:
+                delay = max(delay, conversation.replay_since + REPLAY_HOLD - loop.time())
+            if delay > 0 and not conversation.urgent.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(conversation.urgent.wait(), delay)
+            counts = conversation.costly or not conversation.urgent.is_set()
+            conversation.costly = False
+            await self._flush(conversation)
+            if counts:
+                conversation.flushed_at = loop.time()
+            if conversation.replay_since is not None:
+                conversation.replay_since = loop.time()  # a replay this long: the next part later
+
+    async def _flush(self, conversation: _Conversation) -> None:
+        at_once = conversation.urgent.is_set()
+        conversation.urgent.clear()
+        operations, conversation.operations = conversation.operations, []
+        waiters, conversation.waiters = conversation.waiters, []
+        try:
+            # Shielded: a job cancelled before the worker starts it would be dropped with its
+            # operations (a flusher is cancelled at shutdown; aclose waits for the job instead).
+            outcome = await asyncio.shield(
+                asyncio.get_running_loop().run_in_executor(
+                    self._executor, self._work, conversation, operations
+                )
+            )
+            self._deliver(conversation.session_id, conversation.uri, outcome, at_once)
+        finally:
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def _work(self, conversation: _Conversation, operations: list[Operation]) -> _Outcome:
+        """In the worker thread: run the operations in order, then append what was rendered
+        (and what the disk refused before)."""
+        outcome = _Outcome()
+        for operation in operations:
+            if isinstance(operation, _AfterRendered):
+                self._write_rendered(conversation, outcome)
+            try:
+                change = operation()
+            except Exception as exc:
+                outcome.problems.append(_describe(exc))
+                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                continue
+            if change is not None:
+                outcome.changes.append(change)
+        self._write_rendered(conversation, outcome)
+        outcome.notices.extend(self.store.take_notices())
+        return outcome
+
+    def _write_rendered(self, conversation: _Conversation, outcome: _Outcome) -> None:
+        """Append what the renderer holds (and what the disk refused before) to the document."""
+        try:
+            batch = conversation.renderer.take()
+        except Exception as exc:
+            outcome.problems.append(_describe(exc))
+            log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+            batch = None
+        if batch is not None:
+            conversation.unsaved.append(batch)
+            if len(conversation.unsaved) > MAX_UNSAVED:
+                conversation.unsaved.popleft()
+                outcome.problems.append("part of the conversation could not be saved and was dropped")
+        while conversation.unsaved:
+            try:
+                change = self.store.append(
+                    conversation.agent, conversation.session_id, conversation.unsaved[0]
+                )
+            except OSError as exc:
+                outcome.problems.append(_describe(exc))  # kept: written with the next flush
+                break
+            except Exception as exc:
+                conversation.unsaved.popleft()  # it would fail again: do not let it block the rest
+                outcome.problems.append(_describe(exc))
+                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                continue
+            conversation.unsaved.popleft()
+            if change is not None:
+                outcome.changes.append(change)
+
+    async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
+        """One store operation for a document no conversation of this process writes."""
+
+        def work() -> _Outcome:
+            outcome = _Outcome()
+            try:
+                change = operation()
+            except Exception as exc:
+                outcome.problems.append(_describe(exc))
+            else:
+                if change is not None:
+                    outcome.changes.append(change)
+            outcome.notices.extend(self.store.take_notices())
+            return outcome
+
+        outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
+        self._deliver(session_id, self.store.uri(agent, session_id), outcome)
+
+    def _deliver(self, session_id: str, uri: str, outcome: _Outcome, at_once: bool = False) -> None:
+        for change in outcome.changes:
+            self._events.on_transcript_change(session_id, uri, change, at_once)
+        for notice in outcome.notices:
+            self._events.on_log("warning", f"transcript of session {session_id}: {notice}")
+        if outcome.problems:
+            message = f"transcript of session {session_id}: {outcome.problems[-1]}"
+            self._events.on_log("warning", message)
+            now = time.monotonic()
+            if now - self._reported_at > REPORT_EVERY:  # one message per burst, not one per flush
+                self._reported_at = now
+                self._events.on_error(f"{message} (the conversation goes on; the document may miss parts)")
+
+    # ------------------------------------------------------------------ shutdown
+    def stop_flushing(self) -> None:
+        """Shutdown began: what happens from now on is queued and written by `aclose`."""
+        self._stopping = True
+
+    async def aclose(self) -> None:
+        """Write what is still queued (the last turn ends), then stop the worker."""
+        self._stopping = True
+        try:
+            async with asyncio.timeout(CLOSE_WAIT):
+                while pending := [c for c in self._by_session.values() if c.operations]:
+                    for conversation in pending:
+                        with contextlib.suppress(Exception):
+                            await self._flush(conversation)
+                for conversation in [c for c in self._by_session.values() if c.unsaved]:
+                    with contextlib.suppress(Exception):
+                        await self._flush(conversation)  # one last try for what the disk refused
+                # The worker runs jobs in order: this one ends after those cancelled flushers left.
+                await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
+        except TimeoutError:
+            log.warning("transcripts: the last writes took over %g s; some may be missing", CLOSE_WAIT)
+        self._closed = True
+        self._executor.shutdown(wait=False)
+
+
+@dataclass
+class _TextRun:
+    """Consecutive plain text chunks of one message, rendered as one update.
+
+    The renderer's output does not depend on how a text is split into chunks, so a run of
+    100 000 chunks costs one renderer call per flush instead of 100 000 in the worker thread
+    (which shares the interpreter with the relay)."""
+
+    renderer: Renderer
+    kind: str
+    message_id: str | None
+    parts: list[str]
+
+    def __call__(self) -> None:
+        self.renderer.text_chunk(self.kind, self.message_id, "".join(self.parts))
+
+
+@dataclass
+class _Updates:
+    """Consecutive updates other than plain text chunks, rendered in order by one operation."""
+
+    renderer: Renderer
+    updates: list[JsonObj]
+
+    def __call__(self) -> None:
+        failed: Exception | None = None
+        for update in self.updates:
+            try:
+                self.renderer.update(update)
+            except Exception as exc:  # it loses only itself, as when each update was an operation
+                failed = exc
+        if failed is not None:
+            raise failed
+
+
+@dataclass
+class _AfterRendered:
+    """An operation on text already rendered: what the renderer holds is written out first."""
+
+    operation: Operation
+
+    def __call__(self) -> DocumentChange | None:
+        return self.operation()
+
+
+def _render(method: Callable[..., object], *args: object) -> None:
+    """A renderer call as an operation (it changes no document by itself)."""
+    method(*args)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"cannot save it: {exc.strerror}{where}"
+    return f"internal error: {exc!r}"

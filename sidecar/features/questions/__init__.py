@@ -1,0 +1,2 @@
+"""The agent's questions (elicitation): forms, URL mode, dialogs, and the form block of the
+conversation document."""

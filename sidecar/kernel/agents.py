@@ -1,0 +1,173 @@
+"""The configured agents: which one owns each session, their supervisors, the idle stop.
+
+Several agents sit behind one sidecar (`EngineOptions.agent_specs`). Each has its own
+`AgentSupervisor` (started on first use, restarted with backoff after a crash, stopped after
+`agent_idle_stop` seconds without a turn) and its own identity, the key its titles and
+transcripts are stored under. Every session belongs to one agent (`owner`); a command on a
+session goes to that agent, and an agent's requests and updates reach only its own sessions
+(`AgentSide`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from sidecar.kernel import errors
+from sidecar.kernel.agent_names import AgentIdentity
+from sidecar.kernel.options import AgentSpec, EngineOptions
+
+if TYPE_CHECKING:
+    from sidecar.kernel.agent_supervisor import AgentSupervisor
+
+JsonObj = dict[str, Any]
+
+IDLE_CHECK_MAX_SECONDS = 30.0  # the idle stop looks at least this often
+
+
+class AgentDirectory:
+    """Names, identities and session owners: what titles and transcripts need of the agents
+    (built before anything else of the engine, so every part can ask it)."""
+
+    def __init__(self, options: EngineOptions) -> None:
+        self.specs: dict[str, AgentSpec] = options.agent_specs()
+        self.default = next(iter(self.specs))
+        named = bool(options.agents)
+        self.identities = {
+            name: AgentIdentity(options.state_dir, spec.command, name if named else None)
+            for name, spec in self.specs.items()
+        }
+        self.owner: dict[str, str] = {}  # session id -> the configured agent's name
+
+    def name(self, agent: object | None) -> str:
+        """A configured agent's name (None: the default one); an unknown one is refused."""
+        if agent is None:
+            return self.default
+        if not isinstance(agent, str) or not agent:
+            raise errors.invalid("agent must be a non-empty string")
+        if agent not in self.specs:
+            listed = ", ".join(self.specs)
+            raise errors.invalid(f"unknown agent {agent!r:.80}; configured: {listed}")
+        return agent
+
+    def owner_of(self, session_id: str) -> str:
+        return self.owner.get(session_id, self.default)
+
+    def key_of(self, session_id: str) -> str:
+        """The key the session's titles and transcript are stored under: its agent's."""
+        return self.identities[self.owner_of(session_id)].key
+
+    def key(self, name: str) -> str:
+        return self.identities[name].key
+
+    def stored_keys(self) -> list[tuple[str, str]]:
+        """(name, key) of every configured agent, the default first; one entry per key."""
+        seen: set[str] = set()
+        out: list[tuple[str, str]] = []
+        for name, identity in self.identities.items():
+            key = identity.key
+            if key not in seen:
+                seen.add(key)
+                out.append((name, key))
+        return out
+
+    def name_of_key(self, key: str) -> str | None:
+        # Per title record shown: no list built (the first agent with that key, as stored_keys).
+        for name, identity in self.identities.items():
+            if identity.key == key:
+                return name
+        return None
+
+    def own(self, session_id: str, name: str) -> None:
+        """The session belongs to `name`; a session id another agent holds is refused."""
+        held = self.owner.get(session_id)
+        if held is not None and held != name:
+            raise errors.invalid(
+                f"the agent {name} answered with session id {session_id!r:.80}, "
+                f"which belongs to the agent {held}"
+            )
+        self.owner[session_id] = name
+
+
+class Agents:
+    """The supervisors of the configured agents, and the idle stop that owns their quiet time."""
+
+    def __init__(
+        self,
+        directory: AgentDirectory,
+        make: Callable[[AgentSpec, AgentIdentity], AgentSupervisor],
+        *,
+        idle_stop: float,
+        spawn: Callable[[Any, str], asyncio.Task[Any]],
+    ) -> None:
+        self.directory = directory
+        self.by_name: dict[str, AgentSupervisor] = {
+            name: make(spec, directory.identities[name]) for name, spec in directory.specs.items()
+        }
+        self._idle_stop = idle_stop
+        self._spawn = spawn
+        self._idle_task: asyncio.Task[Any] | None = None
+
+    @property
+    def default(self) -> AgentSupervisor:
+        return self.by_name[self.directory.default]
+
+    def get(self, agent: object | None) -> AgentSupervisor:
+        return self.by_name[self.directory.name(agent)]
+
+    def of(self, session_id: str) -> AgentSupervisor:
+        return self.by_name[self.directory.owner_of(session_id)]
+
+    def all(self) -> list[AgentSupervisor]:
+        return list(self.by_name.values())
+
+    def describe(self, busy: Callable[[str], bool]) -> list[JsonObj]:
+        """Every agent as `acp.agents` lists it; `busy(name)`: a turn of one of its sessions is
+        queued, running or waiting for a permission (its state is then `running`)."""
+        out: list[JsonObj] = []
+        for supervisor in self.by_name.values():
+            described = supervisor.describe()
+            if described["state"] == "idle" and busy(supervisor.name):
+                described["state"] = "running"
+            described["default"] = supervisor.name == self.directory.default
+            out.append(described)
+        return out
+
+    def close(self) -> None:
+        for supervisor in self.by_name.values():
+            supervisor.closed = True
+
+    # ------------------------------------------------------------------ idle stop
+    def watch_idle(
+        self,
+        busy: Callable[[str], bool],
+        attached: Callable[[str], list[str]],
+        stopped: Callable[[str], Awaitable[None]],
+    ) -> None:
+        """Start the idle stop (owned by the engine's tasks): an agent none of whose sessions is
+        busy (`busy(name)`), unused for `idle_stop` seconds, is stopped (`attached(name)`: the
+        sessions it holds, closed first; `stopped(name)` after)."""
+        if self._idle_stop > 0 and self._idle_task is None:
+            self._idle_task = self._spawn(self._watch_idle(busy, attached, stopped), "agents-idle-stop")
+
+    async def _watch_idle(
+        self,
+        busy: Callable[[str], bool],
+        attached: Callable[[str], list[str]],
+        stopped: Callable[[str], Awaitable[None]],
+    ) -> None:
+        period = min(max(self._idle_stop / 4, 0.05), IDLE_CHECK_MAX_SECONDS)
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for supervisor in self.by_name.values():
+                if supervisor.closed or not supervisor.ready:
+                    continue
+                if busy(supervisor.name):
+                    supervisor.last_used = now  # a long turn is use: the clock starts at its end
+                    continue
+                if now - supervisor.last_used >= self._idle_stop:
+                    await supervisor.stop_idle(attached(supervisor.name))
+                    await stopped(supervisor.name)

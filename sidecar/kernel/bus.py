@@ -1,0 +1,121 @@
+"""The engine's events, and the one small bus its side paths subscribe to.
+
+The parts that decide (the session registry, the turn queue, titling, the agent supervisor)
+publish what happened; the side paths (the transcript documents, titles, reviewed edits, the
+status, the editor) subscribe to it in `Engine._subscribe`, the one place that says who reacts to
+what. Delivery is synchronous, in publication order, and to each subscriber in the order it
+subscribed: an event is handled completely before the publisher goes on. A subscriber that raises
+is reported and the others still get the event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+if TYPE_CHECKING:
+    from sidecar.acp import AgentDescription
+    from sidecar.kernel.ports import AgentConnection
+    from sidecar.kernel.session import Session
+    from sidecar.kernel.turns import Turn
+    from sidecar.kernel.updates import Routed
+
+JsonObj = dict[str, Any]
+E = TypeVar("E")
+
+
+class UpdateRouted(msgspec.Struct, frozen=True):
+    """A session/update the registry routed (after the session's own state took it in);
+    `state_changed`: the session's mode, config options or usage changed with it. (A struct: one
+    is built per update, a frozen dataclass takes seven times as long.)"""
+
+    session: Session
+    routed: Routed
+    state_changed: bool = False
+
+
+@dataclass(frozen=True)
+class SessionOpened:
+    """The agent holds the session (new, resumed or loaded)."""
+
+    session: Session
+
+
+@dataclass(frozen=True)
+class ReplayBoundary:
+    """A `session/load` begins (`starting`) or ends replaying the session's history."""
+
+    session: Session
+    starting: bool
+
+
+@dataclass(frozen=True)
+class PromptSent:
+    session: Session
+    turn: Turn
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """A turn ended (once, however it ended)."""
+
+    session: Session
+    turn: Turn
+
+
+@dataclass(frozen=True)
+class TitleChanged:
+    """A session's title record changed (`info` is its acp/sessionInfo); `elsewhere`: another
+    sidecar on the state directory saved it (and retitled the documents it writes)."""
+
+    info: JsonObj
+    elsewhere: bool = False
+
+
+@dataclass(frozen=True)
+class AgentReady:
+    """An agent process initialized (`name`: the configured agent's)."""
+
+    name: str
+    client: AgentConnection
+    agent: AgentDescription
+
+
+@dataclass(frozen=True)
+class AgentLost:
+    """An agent process went away (`name`: the configured agent's); the others are untouched."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    """Something acp/status shows changed."""
+
+
+@dataclass
+class EventBus:
+    """Typed publish/subscribe (see the module doc). `on_failure(name, exc)` hears of a
+    subscriber that raised."""
+
+    on_failure: Callable[[str, BaseException], None]
+    _handlers: dict[type, list[Callable[[Any], None]]] = field(default_factory=dict)
+
+    def subscribe(self, kind: type[E], *handlers: Callable[[E], None]) -> None:
+        self._handlers.setdefault(kind, []).extend(handlers)
+
+    def subscribers(self, kind: type) -> list[Callable[[Any], None]]:
+        """Who reacts to `kind`, in order."""
+        return list(self._handlers.get(kind, ()))
+
+    def publish(self, event: object) -> None:
+        for handler in self._handlers.get(type(event), ()):
+            try:
+                handler(event)
+            except Exception as exc:
+                name = getattr(handler, "__qualname__", repr(handler))
+                self.on_failure(f"{type(event).__name__} -> {name}", exc)
