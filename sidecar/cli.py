@@ -158,7 +158,7 @@ def _seconds(variable: str, default: float) -> float:
 
 def _build(args: argparse.Namespace) -> AcpLanguageServer:
     _setup_logging(args.log_file, args.log_level)
-    from sidecar.lsp.app import build_server
+    from sidecar.host import build_server
     from sidecar.lsp.server import LaunchConfig
 
     launch = LaunchConfig(

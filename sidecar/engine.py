@@ -11,52 +11,48 @@ reacts to the events the parts publish (docs/architecture.md draws it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sidecar.acp import AcpClient
-from sidecar.acp.errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from sidecar.acp.client import TERMINAL_METHODS
+from sidecar.acp.errors import RESOURCE_NOT_FOUND
 from sidecar.features.conversation.conversations import Conversations
+from sidecar.features.conversation.operations import ConversationEvents
 from sidecar.features.edits.agent_changes import AgentChanges
 from sidecar.features.edits.change_store import AgentChangeStore, ChangePersistence
 from sidecar.features.edits.fs_service import FileService
 from sidecar.features.edits.permissions import Permissions
-from sidecar.features.questions.elicitations import Elicitation, Elicitations
+from sidecar.features.questions.elicitations import ElicitationAsker, Elicitations
+from sidecar.features.questions.question import Elicitation
 from sidecar.features.questions.question_docs import QuestionsInDocuments
 from sidecar.features.terminals.terminals import Terminals
-from sidecar.features.titles.titling import Titling
+from sidecar.features.titles.feature import Titles
 from sidecar.kernel import errors
-from sidecar.kernel.agent_names import AgentIdentity
-from sidecar.kernel.agent_supervisor import AgentSupervisor
-from sidecar.kernel.agents import AgentDirectory, Agents
 from sidecar.kernel.bus import (
     AgentLost,
     AgentReady,
-    EventBus,
+    PromptAdmitted,
     PromptSent,
     ReplayBoundary,
+    RequestsWithdrawn,
     SessionOpened,
-    StatusChanged,
     TitleChanged,
     TurnEnded,
+    TurnSettling,
     UpdateRouted,
 )
-from sidecar.kernel.context import EngineContext
-from sidecar.kernel.early_updates import EarlyUpdates
 from sidecar.kernel.errors import SidecarError
-from sidecar.kernel.options import AgentSpec, EngineOptions
+from sidecar.kernel.kernel import Kernel
+from sidecar.kernel.options import EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener
-from sidecar.kernel.prompts import PromptContext, prompt_blocks, rename_prompt
+from sidecar.kernel.prompts import PromptContext, prompt_blocks
 from sidecar.kernel.session import PermissionRequest, Session
-from sidecar.kernel.session_config import SessionConfig
-from sidecar.kernel.sessions import Sessions
-from sidecar.kernel.status import StatusReporter, build_status
-from sidecar.kernel.turn_queue import TurnQueue
 from sidecar.kernel.turns import TurnKind
-from sidecar.kernel.updates import TOOL_CALL_KINDS, Update, read_update
-from sidecar.tasks import OwnedTasks
+from sidecar.kernel.updates import TOOL_CALL_KINDS
 
 # The names the LSP layer imports from here.
 __all__ = [
@@ -77,37 +73,34 @@ T = TypeVar("T")
 SAVE_BEFORE_STOP_WAIT = 3.0  # seconds for the titles' pending writes at shutdown, before the agent stops
 
 
+class EditorSide(EngineListener, ConversationEvents, ElicitationAsker, Protocol):
+    """What the composed features tell the editor side (the LSP shell's notifier)."""
+
+
 class Engine:
     def __init__(
         self,
         options: EngineOptions,
-        listener: EngineListener,
+        listener: EditorSide,
         files: EditorFiles,
         connect: AgentConnector = AcpClient,
     ) -> None:
         self.options = options
         self.listener = listener
         self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
-        self._tasks = OwnedTasks("engine", self._task_failed)
-        self.bus = EventBus(self._task_failed)
-        directory = AgentDirectory(options)
-        ctx = EngineContext(options, listener, self.bus, self.spawn, directory)
-        self._status = StatusReporter(listener, self._status_snapshot)
-
-        def supervisor(spec: AgentSpec, identity: AgentIdentity) -> AgentSupervisor:
-            side = AgentSide(self, spec.name, directory.owner)
-            return AgentSupervisor(ctx, side, connect=connect, spec=spec, identity=identity)
-
-        # Every configured agent, each started on its first use (docs/architecture.md).
-        self.agents = Agents(directory, supervisor, idle_stop=options.agent_idle_stop, spawn=self.spawn)
+        kernel = self.kernel = Kernel(options, listener, files, connect)
+        self.bus = kernel.bus
+        ctx = kernel.ctx
+        self.agents = kernel.agents
         self.supervisor = self.agents.default
-        self.titles = Titling(ctx)
+        self.registry = kernel.registry
+        self.turns = kernel.turns
+        self.config = kernel.config
+        self.title_feature = kernel.add(Titles(kernel))
+        self.titles = self.title_feature.titling
         # Each session's transcript document (rendered and written off the event loop).
-        self.conversations = Conversations(ctx, self.titles.title_of)
-        early: EarlyUpdates[Update] = EarlyUpdates(
-            options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
-        )
-        self.registry = Sessions(ctx, self.agents, self.titles, early)
+        self.conversations = Conversations(ctx, self.titles.title_of, listener)
+        kernel.document_uri = self.conversations.uri
         # The agent's changes after they landed, for review per hunk (docs/protocol.md, "Agent changes").
         self.changes = AgentChanges()
         self.saved_changes = ChangePersistence(
@@ -128,31 +121,37 @@ class Engine:
             timeout=lambda: options.elicitation_timeout,
             tell_user=listener.on_error,
         )
-        self.turns = TurnQueue(
-            ctx,
-            attach=self.registry.ensure_attached,
-            call=self._call,
-            revive=self.registry.revive,
-            send_cancel=lambda sid: self.agents.of(sid).send_cancel(sid),
-            cancel_permissions=_cancel_questions,
-            settle=lambda session: self.reviewed.settle_turn(session.session_id),
-        )
-        self.config = SessionConfig(self.registry.ensure_attached, self._call, ctx.status_changed)
         # The agent's client terminals: the commands it runs through us, shown in the transcript.
         self.terminals = Terminals(
             lambda: self.registry.by_id, self.conversations.terminal_output, listener.on_terminal
         )
+        self._answer_requests()
         self._subscribe()
 
     # ================================================================== wiring
+    def _answer_requests(self) -> None:
+        """Who answers each of the agent's requests (the kernel's one table of them)."""
+        requests = self.kernel.requests
+        requests.answer("session/request_permission", lambda p, _agent: self.permissions.request(p))
+        requests.answer("fs/read_text_file", lambda p, _agent: self.fs.read_text_file(p))
+        requests.answer("fs/write_text_file", lambda p, _agent: self.fs.write_text_file(p))
+        for method in TERMINAL_METHODS:
+            requests.answer(method, functools.partial(self._terminal_request, method))
+        requests.answer("elicitation/create", self.elicitations.request)
+        requests.hear("elicitation/complete", self.elicitations.complete)
+
+    async def _terminal_request(self, method: str, params: JsonObj, _agent: str) -> JsonObj:
+        return await self.terminals.handle(method, params)
+
     def _subscribe(self) -> None:
         """Who reacts to what the parts publish, in order (docs/architecture.md draws it)."""
         bus, docs, editor, reviewed = self.bus, self.conversations, self.listener, self.reviewed
+        titles = self.title_feature
         # Who reacts to a routed session/update (the session's own state took it in already):
         bus.subscribe(
             UpdateRouted,
             lambda e: docs.update(e.session, e.routed.update),  # its transcript document
-            self._title_follows,  # a session_info_update: the title
+            titles.info_update,  # a session_info_update: the title
             lambda e: editor.on_session_update(e.routed),  # acp/sessionUpdate, progress, notices
             self._reviewed_edit_follows,  # a tool call that ended: a reviewed edit is settled
             self._terminal_follows,  # a tool call showing a client terminal: its live output
@@ -160,13 +159,16 @@ class Engine:
         )
         bus.subscribe(SessionOpened, lambda e: docs.opened(e.session))
         bus.subscribe(ReplayBoundary, lambda e: docs.replay(e.session, e.starting))
+        bus.subscribe(PromptAdmitted, titles.prompt_admitted)
         bus.subscribe(PromptSent, lambda e: docs.prompt_sent(e.session, e.turn), self._agent_used)
+        bus.subscribe(RequestsWithdrawn, lambda e: _cancel_questions(e.session))
+        bus.subscribe_awaited(TurnSettling, lambda e: reviewed.settle_turn(e.session.session_id))
         bus.subscribe(
             TurnEnded,
             self._agent_used,  # the idle stop's clock starts again
             lambda e: docs.turn_ended(e.session, e.turn),
             lambda e: reviewed.turn_ended(e.session.session_id),
-            self._rename_ended,
+            titles.turn_ended,
         )
         bus.subscribe(
             TitleChanged,
@@ -176,20 +178,14 @@ class Engine:
             # title change cost N document rewrites and lock waits).
             lambda e: docs.title_changed(e.info, held_only=e.elsewhere),
         )
-        bus.subscribe(AgentReady, self._agent_ready)
+        bus.subscribe(AgentReady, titles.agent_ready)
         bus.subscribe(AgentLost, self._agent_lost)
-        bus.subscribe(StatusChanged, lambda _e: self._status.emit())
 
     def _agent_used(self, event: PromptSent | TurnEnded) -> None:
         self.agents.by_name[event.session.agent].last_used = time.monotonic()
 
     def _call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
-        """A call to the session's agent, its errors made user-facing."""
-        return self.agents.by_name[session.agent].call(call)
-
-    def _title_follows(self, event: UpdateRouted) -> None:
-        if event.routed.update.kind == "session_info_update":
-            self.titles.on_info_update(event.session, event.routed.update.raw)
+        return self.kernel.call(session, call)
 
     def _reviewed_edit_follows(self, event: UpdateRouted) -> None:
         # A replayed tool call is history: what it wrote landed long ago (a change the user kept
@@ -206,20 +202,9 @@ class Engine:
         if event.state_changed:
             self.emit_status()
 
-    def _rename_ended(self, event: TurnEnded) -> None:
-        if event.turn.kind is TurnKind.RENAME:
-            self.titles.rename_turn_ended(event.session, event.turn)
-
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
-        return self._tasks.spawn(coro, name)
-
-    def _task_failed(self, name: str, exc: BaseException) -> None:
-        self.listener.on_log("error", f"internal error in {name}: {exc!r}")
-
-    def _agent_ready(self, event: AgentReady) -> None:
-        if event.agent.can_list:
-            self.spawn(self.titles.reconcile_all(event.client, event.name), f"startup-reconcile-{event.name}")
+        return self.kernel.spawn(coro, name)
 
     def _agent_lost(self, event: AgentLost) -> None:
         # Only that agent's sessions: the others' turns go on untouched.
@@ -263,9 +248,8 @@ class Engine:
     # ================================================================== life
     async def start(self) -> None:
         """Open the title cache and start the agent; failures are reported, not raised."""
-        await self.titles.open()
+        await self.kernel.start()
         self.spawn(self.saved_changes.restore(), "agent-changes-restore")
-        self.emit_status()
         # No agent is started here: each starts on its first use.
         self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)
 
@@ -298,7 +282,7 @@ class Engine:
         self.shutdown_step = "stopping the agents"
         await asyncio.gather(*(s.stop(grace=1.0) for s in self.agents.all()))
         self.shutdown_step = "stopping background tasks"
-        await self._tasks.aclose()
+        await self.kernel.close_tasks()
         for session in self.registry.by_id.values():
             self.turns.end_current(session, "shutdown")
         self.shutdown_step = "closing the title cache"
@@ -313,18 +297,11 @@ class Engine:
             supervisor.kill_now()
 
     # ================================================================== status
-    def _status_snapshot(self) -> JsonObj:
-        session = self.registry.active
-        title = self.titles.title_of(session.session_id) if session else None
-        uri = self.conversations.uri(session.session_id) if session else None
-        supervisor = self.agents.by_name[session.agent] if session else self.supervisor
-        return build_status(supervisor.view(), session, title, uri)
-
     def status(self) -> JsonObj:
-        return self._status.current()
+        return self.kernel.status()
 
     def emit_status(self) -> None:
-        self._status.emit()
+        self.kernel.emit_status()
 
     # ================================================================== sessions
     async def new_session(self, cwd: object, agent: object | None = None) -> str:
@@ -432,9 +409,7 @@ class Engine:
         described = self.agents.by_name[session.agent].agent
         embed = described is not None and described.can_embed_context
         turn = self.turns.admit(session, prompt_blocks(text, contexts, embed), TurnKind.PROMPT, echo=text)
-        if not session.first_prompt_seen:
-            session.first_prompt_seen = True
-            self.titles.first_prompt(session, text)
+        self.bus.publish(PromptAdmitted(session, turn, text))
         return {
             "sessionId": session.session_id,
             "turnId": turn.turn_id,
@@ -456,40 +431,6 @@ class Engine:
             return {"killed": [terminal_id]}
         session = await self.registry.resolve(session_id)
         return {"killed": await self.terminals.kill_session(session.session_id)}
-
-    async def rename(self, title: object, session_id: str | None = None) -> JsonObj:
-        """`session/set_title` when the agent offers it, or its own rename method (any session the
-        title cache knows), else a rename prompt queued in the session."""
-        session: Session | None = None
-        if isinstance(session_id, str) and session_id not in self.registry.by_id:
-            target = session_id  # not loaded here: set_title may still rename it
-        else:
-            session = await self.registry.resolve(session_id)
-            target = session.session_id
-        requested = self.titles.validate_user_title(title)
-        if session is None:
-            await self.titles.find(target)  # its agent, from the title cache
-        supervisor = self.agents.of(target)
-        client = await supervisor.ensure()
-        agent = supervisor.agent
-        if agent is not None and agent.can_rename:
-
-            async def set_title(sid: str, wanted: str) -> str:
-                return await supervisor.call(client.set_title(sid, wanted))
-
-            try:
-                await self.titles.rename_by_agent(target, requested, set_title)
-                return {"sessionId": target, "requestedTitle": requested}
-            except errors.SidecarError as exc:
-                if agent.can_set_title or exc.code != METHOD_NOT_FOUND:
-                    raise
-                # Its own method is missing too (an older version): a rename prompt, as for any agent.
-        if session is None:
-            raise errors.unknown_session(target)
-        blocks, meta = rename_prompt(requested)
-        turn = self.turns.admit(session, blocks, TurnKind.RENAME, meta=meta)
-        self.titles.rename_requested(session, requested, turn)
-        return {"sessionId": session.session_id, "requestedTitle": requested}
 
     # ================================================================== configuration
     async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:
@@ -558,23 +499,11 @@ class Engine:
 
     # ================================================================== ACP client handler
     # (each agent's requests come through its `AgentSide`, which keeps them to its own sessions)
-    def on_session_update(self, params: JsonObj) -> None:
-        self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
-
-    async def request_permission(self, params: JsonObj) -> JsonObj:
-        return await self.permissions.request(params)
-
     async def read_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.read_text_file(params)
 
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
-
-    async def create_elicitation(self, params: JsonObj, agent: str | None = None) -> JsonObj:
-        return await self.elicitations.request(params, agent)
-
-    def complete_elicitation(self, params: JsonObj, agent: str | None = None) -> None:
-        self.elicitations.complete(params, agent)
 
     def pending_elicitations(self) -> list[Elicitation]:
         return self.elicitations.pending()
@@ -589,66 +518,8 @@ class Engine:
         """An applied agent edit of a file the editor has not open, written by the sidecar."""
         return await self.fs.write_closed_file(session_id, path, expected, text)
 
-    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
-        return await self.terminals.handle(method, params)
-
 
 def _cancel_questions(session: Session) -> None:
     """The turn is being cancelled (or is gone): its permission requests and questions answer."""
     Permissions.cancel_pending(session)
     Elicitations.cancel_pending(session)
-
-
-class AgentSide:
-    """One agent's ACP client handler: its updates and requests reach only its own sessions (an
-    agent never sees, nor writes into, another agent's session)."""
-
-    def __init__(self, engine: Engine, name: str, owner: dict[str, str]) -> None:
-        self._engine = engine
-        self._name = name
-        self._owner = owner
-
-    def _foreign(self, params: JsonObj) -> bool:
-        held = self._owner.get(params.get("sessionId"))  # type: ignore[arg-type]
-        return held is not None and held != self._name
-
-    def _refuse(self, params: JsonObj) -> SidecarError:
-        return SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
-
-    def on_session_update(self, params: JsonObj) -> None:
-        if self._foreign(params):
-            self._engine.listener.on_log(
-                "warning", f"the agent {self._name} sent an update for another agent's session; dropped"
-            )
-            return
-        self._engine.on_session_update(params)
-
-    async def request_permission(self, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._engine.request_permission(params)
-
-    async def read_text_file(self, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._engine.read_text_file(params)
-
-    async def write_text_file(self, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._engine.write_text_file(params)
-
-    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._engine.terminal_request(method, params)
-
-    async def create_elicitation(self, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._engine.create_elicitation(params, self._name)
-
-    def complete_elicitation(self, params: JsonObj) -> None:
-        if self._foreign(params):
-            return
-        self._engine.complete_elicitation(params, self._name)

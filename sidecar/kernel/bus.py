@@ -10,7 +10,7 @@ is reported and the others still get the event.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -67,6 +67,31 @@ class TurnEnded:
 
 
 @dataclass(frozen=True)
+class RequestsWithdrawn:
+    """The session's turn is being cancelled, or is gone: the agent's requests that wait for the
+    user (permissions, questions) are answered cancelled now."""
+
+    session: Session
+
+
+@dataclass(frozen=True)
+class TurnSettling:
+    """The agent answered a turn's prompt; awaited (`EventBus.settle`) before the turn's end is
+    told, for what the answer leaves to finish (the editor looks at the disk then)."""
+
+    session: Session
+
+
+@dataclass(frozen=True)
+class PromptAdmitted:
+    """A user's prompt was admitted as a turn of the session (`text` as the user wrote it)."""
+
+    session: Session
+    turn: Turn
+    text: str
+
+
+@dataclass(frozen=True)
 class TitleChanged:
     """A session's title record changed (`info` is its acp/sessionInfo); `elsewhere`: another
     sidecar on the state directory saved it (and retitled the documents it writes)."""
@@ -104,13 +129,33 @@ class EventBus:
 
     on_failure: Callable[[str, BaseException], None]
     _handlers: dict[type, list[Callable[[Any], None]]] = field(default_factory=dict)
+    _awaited: dict[type, list[Callable[[Any], Awaitable[None]]]] = field(default_factory=dict)
 
     def subscribe(self, kind: type[E], *handlers: Callable[[E], None]) -> None:
         self._handlers.setdefault(kind, []).extend(handlers)
 
-    def subscribers(self, kind: type) -> list[Callable[[Any], None]]:
-        """Who reacts to `kind`, in order."""
-        return list(self._handlers.get(kind, ()))
+    def subscribe_awaited(self, kind: type[E], *handlers: Callable[[E], Awaitable[None]]) -> None:
+        """Handlers the publisher waits for (`settle`), one after the other."""
+        self._awaited.setdefault(kind, []).extend(handlers)
+
+    def subscribers(self, kind: type) -> list[Callable[[Any], Any]]:
+        """Who reacts to `kind`, in order (the awaited ones after the others)."""
+        return [*self._handlers.get(kind, ()), *self._awaited.get(kind, ())]
+
+    def kinds(self) -> list[type]:
+        """Every event kind someone subscribed to."""
+        return list(dict.fromkeys([*self._handlers, *self._awaited]))
+
+    async def settle(self, event: object) -> None:
+        """Publish `event` and wait for its awaited handlers, in order; one that raises is
+        reported and the ones after it still run."""
+        self.publish(event)
+        for handler in self._awaited.get(type(event), ()):
+            try:
+                await handler(event)
+            except Exception as exc:
+                name = getattr(handler, "__qualname__", repr(handler))
+                self.on_failure(f"{type(event).__name__} -> {name}", exc)
 
     def publish(self, event: object) -> None:
         for handler in self._handlers.get(type(event), ()):

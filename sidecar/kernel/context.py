@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from sidecar.kernel.bus import EventBus, StatusChanged
 
 if TYPE_CHECKING:
-    from sidecar.kernel.agents import AgentDirectory
+    from sidecar.kernel.agent_directory import AgentDirectory
     from sidecar.kernel.options import EngineOptions
     from sidecar.kernel.ports import EngineListener, Spawn
 

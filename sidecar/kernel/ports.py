@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.acp import AgentDescription, ClientHandler
-from sidecar.features.conversation.api import DocumentChange
-from sidecar.features.questions.elicitations import Elicitation
-from sidecar.kernel.session import PermissionRequest
+from sidecar.kernel.session import PermissionRequest, Session
 from sidecar.kernel.updates import Routed
 
 JsonObj = dict[str, Any]
 
 
 class EngineListener(Protocol):
-    """Events for the editor side. Called synchronously, in order."""
+    """Events for the editor side. Called synchronously, in order. (A feature that tells the
+    editor more declares what it needs of the editor side itself: the conversation documents'
+    `ConversationEvents`, the questions' `ElicitationAsker`.)"""
 
     def on_session_update(self, routed: Routed) -> None: ...
     def on_turn(
@@ -38,19 +38,74 @@ class EngineListener(Protocol):
     def on_status(self, status: JsonObj) -> None: ...
     def on_session_info(self, info: JsonObj) -> None: ...
     def on_permission(self, request: PermissionRequest) -> None: ...
-    def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...
     def on_error(self, message: str) -> None: ...
-    def on_transcript_change(
-        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
-    ) -> None:
-        """A session's transcript document changed on disk (an open editor buffer follows;
-        `at_once`: without waiting for the interval between two edits, as for a turn's end)."""
-        ...
-
     def on_terminal(self, session_id: str, info: JsonObj) -> None:
         """A client terminal started, was shown in a tool call, has new output, exited or was released."""
         ...
+
+
+class SessionCatalog(Protocol):
+    """What the session registry and the status need of the sessions' catalogue: their titles,
+    cwd and agent, kept across restarts and reconciled with the agents' session/list. The titles
+    feature keeps it (`Kernel.provide_catalog`)."""
+
+    def title_of(self, session_id: str) -> str | None: ...
+    async def session_created(self, session: Session) -> None: ...
+    async def session_attached(self, session: Session) -> None: ...
+    def forked(self, session: Session, parent_id: str) -> None: ...
+    async def cwd_of(self, session_id: str) -> str | None:
+        """The cwd the catalogue has for a session (and its agent, taken from the catalogue)."""
+        ...
+
+    async def known(self, session_id: str) -> object:
+        """The catalogue's record of the session read (a replay builds on it)."""
+        ...
+
+    async def reconcile(self, client: AgentConnection, cwd: str | None, agent: str) -> None: ...
+    async def entries(
+        self,
+        cwd: str | None,
+        all_cwds: Sequence[str],
+        active_id: str | None,
+        limit: int | None,
+        words: Sequence[str],
+    ) -> tuple[list[JsonObj], bool]: ...
+
+
+class NoCatalog:
+    """The catalogue of a kernel no feature keeps one for: it knows nothing and keeps nothing."""
+
+    def title_of(self, session_id: str) -> str | None:
+        return None
+
+    async def session_created(self, session: Session) -> None:
+        return None
+
+    async def session_attached(self, session: Session) -> None:
+        return None
+
+    def forked(self, session: Session, parent_id: str) -> None:
+        return None
+
+    async def cwd_of(self, session_id: str) -> str | None:
+        return None
+
+    async def known(self, session_id: str) -> object:
+        return None
+
+    async def reconcile(self, client: AgentConnection, cwd: str | None, agent: str) -> None:
+        return None
+
+    async def entries(
+        self,
+        cwd: str | None,
+        all_cwds: Sequence[str],
+        active_id: str | None,
+        limit: int | None,
+        words: Sequence[str],
+    ) -> tuple[list[JsonObj], bool]:
+        return [], False
 
 
 class EditorFiles(Protocol):

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.features.conversation.api import context_meta
-from sidecar.features.conversation.api import rename_prompt as transcript_rename_prompt
-
 JsonObj = dict[str, Any]
+
+# The rename prompt: the conversation document shows it as one line, live or replayed, from its
+# `_meta` or, for an agent that drops `_meta`, from this text (`rename_title`).
+RENAME_PROMPT = (
+    'Rename this session to exactly: "{title}"\n'
+    "Do nothing else: confirm by sending a session_info_update with exactly that title."
+)
+_RENAME_PROMPT = re.compile(
+    r'\ARename this session to exactly: "(?P<title>.*)"\n'
+    r"Do nothing else: confirm by sending a session_info_update with exactly that title\.\s*\Z",
+    re.DOTALL,
+)
 
 
 @dataclass
@@ -52,5 +62,28 @@ def _context_blocks(context: PromptContext, embed_context: bool) -> list[JsonObj
 def rename_prompt(requested: str) -> tuple[list[JsonObj], JsonObj]:
     """The prompt that asks the agent to rename its session, and the `_meta` that says it plainly
     (the transcript's own template, so the transcript shows it as one line, live or replayed)."""
-    text, meta = transcript_rename_prompt(requested)
+    text, meta = rename_prompt_text(requested)
     return [{"type": "text", "text": text}], meta
+
+
+def rename_prompt_text(title: str) -> tuple[str, JsonObj]:
+    """The rename prompt's text and `_meta` (for the engine, so both sides stay in step)."""
+    return RENAME_PROMPT.format(title=title), {"acpSidecar": {"renameTitle": title}}
+
+
+def rename_title(text: str | None, meta: object = None) -> str | None:
+    """The title a rename prompt asked for, from its `_meta` or its text; None if it is not one."""
+    if isinstance(meta, dict):
+        ours = meta.get("acpSidecar")
+        if isinstance(ours, dict) and isinstance(ours.get("renameTitle"), str):
+            return str(ours["renameTitle"])
+    if text is not None:
+        found = _RENAME_PROMPT.match(text)
+        if found is not None:
+            return found.group("title")
+    return None
+
+
+def context_meta(label: str) -> JsonObj:
+    """`_meta` for an embedded context block naming its range, so that a replay shows it too."""
+    return {"acpSidecar": {"label": label}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sidecar.kernel.slash_commands import AgentCommand
 from sidecar.kernel.tool_calls import ToolCalls
@@ -14,8 +14,10 @@ from sidecar.kernel.turns import Turn, TurnState
 JsonObj = dict[str, Any]
 
 
-if TYPE_CHECKING:
-    from sidecar.features.questions.elicitations import Elicitation
+class WaitingQuestion(Protocol):
+    """A question of the agent waiting for the user (the questions feature's `Elicitation`)."""
+
+    def resolve(self, answer: JsonObj) -> bool: ...
 
 
 @dataclass(eq=False)
@@ -72,7 +74,7 @@ class Session:
     current: Turn | None = None
     permissions: dict[str, PermissionRequest] = field(default_factory=dict)
     # The agent's questions (elicitation/create) waiting for the user.
-    elicitations: dict[str, Elicitation] = field(default_factory=dict)
+    elicitations: dict[str, WaitingQuestion] = field(default_factory=dict)
     # Which agent process generation this session is attached to (restart detection).
     attached_to: int = -1
     # A fork made here: the session it was forked from, and whether a prompt has yet to prove it

@@ -16,7 +16,6 @@ from typing import Any
 
 from sidecar.acp.client import MAX_SESSION_ID_CHARS, too_long
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.features.titles.titling import Titling
 from sidecar.kernel import errors
 from sidecar.kernel.agent_supervisor import AgentSupervisor
 from sidecar.kernel.agents import Agents
@@ -24,7 +23,7 @@ from sidecar.kernel.bus import ReplayBoundary, SessionOpened, UpdateRouted
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.early_updates import EarlyUpdates
 from sidecar.kernel.errors import SidecarError
-from sidecar.kernel.ports import AgentConnection
+from sidecar.kernel.ports import AgentConnection, NoCatalog, SessionCatalog
 from sidecar.kernel.session import Session
 from sidecar.kernel.session_config import SessionConfig
 from sidecar.kernel.slash_commands import parse_commands
@@ -35,11 +34,10 @@ JsonObj = dict[str, Any]
 
 
 class Sessions:
-    def __init__(
-        self, ctx: EngineContext, agents: Agents, titles: Titling, early: EarlyUpdates[Update]
-    ) -> None:
+    def __init__(self, ctx: EngineContext, agents: Agents, early: EarlyUpdates[Update]) -> None:
         self._agents = agents
-        self._titles = titles
+        # The sessions' catalogue (titles, cwd, agent): the titles feature fills this port.
+        self.catalog: SessionCatalog = NoCatalog()
         self._bus = ctx.bus
         self._early = early
         self._emit_status = ctx.status_changed
@@ -137,7 +135,7 @@ class Sessions:
         session = self.by_id.get(session_id) or Session(session_id, path, supervisor.name)
         self._attached(supervisor, session, path, result)
         try:
-            await self._titles.session_created(session)
+            await self.catalog.session_created(session)
         finally:
             self._bus.publish(SessionOpened(session))
             self._publish(session)
@@ -158,8 +156,8 @@ class Sessions:
         session.forked_from, session.fork_unproven = parent.session_id, True
         self._attached(supervisor, session, parent.cwd, result)
         try:
-            self._titles.forked(session, parent.session_id)  # first: the editor sees no untitled fork
-            await self._titles.session_created(session)
+            self.catalog.forked(session, parent.session_id)  # first: the editor sees no untitled fork
+            await self.catalog.session_created(session)
         finally:
             self._bus.publish(SessionOpened(session))
             self._publish(session)
@@ -192,7 +190,7 @@ class Sessions:
             raise errors.invalid(f"sessionId is {too_long(len(session_id))}")
         wanted = None if agent is None else self._agents.directory.name(agent)
         known = self.by_id.get(session_id)
-        record_cwd = await self._titles.cwd_of(session_id)  # finds its agent in the title cache
+        record_cwd = await self.catalog.cwd_of(session_id)  # finds its agent in the title cache
         owner = self._agents.directory.owner.get(session_id)
         if wanted is not None and owner is not None and owner != wanted:
             raise errors.invalid(f"session {session_id!r:.80} belongs to the agent {owner}, not {wanted}")
@@ -233,7 +231,7 @@ class Sessions:
         assert agent is not None
         call = supervisor.call
         session = known or Session(session_id, cwd, supervisor.name)
-        await self._titles.known(session_id)  # a replay builds on the stored title
+        await self.catalog.known(session_id)  # a replay builds on the stored title
         try:
             if agent.can_resume:
                 result = await call(client.resume_session(session_id, cwd))
@@ -260,7 +258,7 @@ class Sessions:
             raise
         self._attached(supervisor, session, cwd, result)
         try:
-            await self._titles.session_attached(session)
+            await self.catalog.session_attached(session)
         finally:
             self._bus.publish(SessionOpened(session))
             self._publish(session)
@@ -311,8 +309,8 @@ class Sessions:
             for supervisor in listing:
                 client = await supervisor.ensure()
                 for one in targets:
-                    await supervisor.call(self._titles.reconcile(client, one, supervisor.name))
-        return await self._titles.entries(cwd, all_cwds, self.active_id, limit, words)
+                    await supervisor.call(self.catalog.reconcile(client, one, supervisor.name))
+        return await self.catalog.entries(cwd, all_cwds, self.active_id, limit, words)
 
     # ------------------------------------------------------------------ updates from the agent
     def on_update(self, update: Update) -> None:

@@ -10,19 +10,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sidecar.acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from sidecar.kernel import errors
-from sidecar.kernel.bus import PromptSent, TurnEnded
+from sidecar.kernel.bus import PromptSent, RequestsWithdrawn, TurnEnded, TurnSettling
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.ports import AgentConnection
 from sidecar.kernel.session import Session
 from sidecar.kernel.turns import Turn, TurnKind, TurnState
 
+if TYPE_CHECKING:
+    from sidecar.kernel.agents import Agents
+    from sidecar.kernel.sessions import Sessions
+
 JsonObj = dict[str, Any]
+T = TypeVar("T")
 
 
 def fork_not_live(exc: SidecarError) -> bool:
@@ -50,31 +55,22 @@ class TurnEvents(Protocol):
 
 
 class TurnQueue:
-    def __init__(
-        self,
-        ctx: EngineContext,
-        *,
-        attach: Callable[[Session], Awaitable[AgentConnection]],
-        call: Callable[[Session, Awaitable[Any]], Awaitable[Any]],
-        revive: Callable[[Session], Awaitable[AgentConnection]],
-        send_cancel: Callable[[str], Awaitable[bool]],
-        cancel_permissions: Callable[[Session], None],
-        settle: Callable[[Session], Awaitable[None]],
-    ) -> None:
+    def __init__(self, ctx: EngineContext, registry: Sessions, agents: Agents) -> None:
         self.options = ctx.options
         self._events: TurnEvents = ctx.listener
         self._bus = ctx.bus
         self._spawn = ctx.spawn
         self._emit_status = ctx.status_changed
-        self._attach = attach  # the agent, with this session attached (starts/restarts it)
-        self._call = call  # a call to the session's agent, its errors made user-facing
-        self._revive = revive  # resume (else load) a session the agent does not hold live
-        self._send_cancel = send_cancel  # session/cancel; False when no agent runs to tell
-        self._cancel_permissions = cancel_permissions
-        # What the agent's answer leaves to finish before the turn's end is told (the editor
-        # looks at the disk then): the user's reviewed edits put in place.
-        self._settle = settle
+        self._registry = registry
+        self._agents = agents
         self._ids = itertools.count(1)
+
+    def _call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
+        """A call to the session's agent, its errors made user-facing."""
+        return self._agents.by_name[session.agent].call(call)
+
+    def _cancel_permissions(self, session: Session) -> None:
+        self._bus.publish(RequestsWithdrawn(session))
 
     # ------------------------------------------------------------------ admission
     def admit(
@@ -129,7 +125,7 @@ class TurnQueue:
         self._events.on_turn(session.session_id, turn.turn_id, "running", None, None)
         self._emit_status()
         try:
-            client = await self._attach(session)
+            client = await self._registry.ensure_attached(session)  # starts/restarts the agent
             if turn.state is not TurnState.RUNNING:
                 # Cancelled while the agent was (re)starting or the session attaching:
                 # it has ended already, and its prompt is never sent.
@@ -143,7 +139,9 @@ class TurnQueue:
                 stop = stop if isinstance(stop, str) else "end_turn"
             if turn.cancelling and stop != "cancelled":
                 self._events.on_log("info", f"turn {turn.turn_id} was cancelled; the agent said {stop}")
-            await self._settle(session)
+            # What the answer leaves to finish before the turn's end is told (the editor looks
+            # at the disk then): the user's reviewed edits put in place.
+            await self._bus.settle(TurnSettling(session))
             self.end(session, turn, stop, None)
         except SidecarError as exc:
             self.end(session, turn, None, {"code": exc.code, "message": exc.message})
@@ -165,7 +163,7 @@ class TurnQueue:
             session.fork_unproven = False
             self._events.on_log("info", f"the fork {session.session_id} was not live; resuming it")
             turn.in_flight = False  # a replay while it resumes belongs to no turn
-            client = await self._revive(session)
+            client = await self._registry.revive(session)
             if turn.state is not TurnState.RUNNING:
                 return {"stopReason": "cancelled"}
             turn.in_flight = True
@@ -207,7 +205,7 @@ class TurnQueue:
         self._emit_status()
         # session/cancel first, then the answers to what the agent asked (ACP: pending requests
         # are answered cancelled after the cancel), so the agent reads them as the cancel's.
-        sent = await self._send_cancel(session.session_id)
+        sent = await self._agents.of(session.session_id).send_cancel(session.session_id)
         self._cancel_permissions(session)
         if sent:
             self._spawn(self._cancel_deadline(session, turn), f"cancel-deadline-{turn.turn_id}")

@@ -150,12 +150,6 @@ async def terminal_kill(ls: AcpLanguageServer, args: a.TerminalKill) -> Any:
     return await engine.kill_terminals(args.terminal_id, args.session_id)
 
 
-@command("acp.session.rename", "Rename", "title")
-async def rename(ls: AcpLanguageServer, args: a.Rename) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.rename(args.title, args.session_id)
-
-
 @command("acp.session.setMode", "SetMode", "modeId")
 async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
     engine = await ls.ready_engine()

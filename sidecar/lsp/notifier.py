@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from sidecar.features.edits.lsp_follow_agent import FollowAgent
     from sidecar.features.edits.lsp_permissions import PermissionPrompts
     from sidecar.features.edits.lsp_proposals import Proposals
-    from sidecar.features.questions.elicitations import Elicitation
     from sidecar.features.questions.lsp_prompts import ElicitationPrompts
+    from sidecar.features.questions.question import Elicitation
     from sidecar.kernel.session import PermissionRequest
     from sidecar.kernel.updates import Routed
     from sidecar.lsp.ports import NotifierPort

@@ -38,6 +38,7 @@ from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
     from sidecar.engine import Engine
+    from sidecar.kernel.kernel import Kernel
     from sidecar.kernel.options import AgentSpec
     from sidecar.lsp.options import Options
 
@@ -335,6 +336,10 @@ class AcpLanguageServer(LanguageServer):
         if self.engine is None:
             raise NotInitialized("the sidecar is not initialized yet")
         return self.engine
+
+    async def ready_kernel(self) -> Kernel:
+        """The kernel, once its first agent start has finished (successfully or not)."""
+        return (await self.ready_engine()).kernel
 
     async def ready_engine(self) -> Engine:
         """The engine, once its first agent start has finished (successfully or not)."""

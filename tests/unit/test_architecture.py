@@ -151,7 +151,7 @@ def checked(module: str) -> bool:
 
 def test_the_graph_sees_the_modules_and_their_imports() -> None:
     edges = graph()
-    assert "sidecar.engine" in edges and "sidecar.kernel.turn_queue" in edges["sidecar.engine"]
+    assert "sidecar.engine" in edges and "sidecar.kernel.kernel" in edges["sidecar.engine"]
     assert "sidecar.acp" in edges["sidecar.kernel.agent_supervisor"]
     assert "sidecar.kernel.errors" in edges["sidecar.features.titles.titling"]
     # A relative `from . import errors` is the module sidecar.kernel.errors.
@@ -177,7 +177,7 @@ def test_core_helpers_never_reach_back_into_the_engine_facade() -> None:
             assert "sidecar.engine" not in uses, f"{module} imports the engine facade"
 
 
-@pytest.mark.parametrize("layer", ["sidecar.acp", "sidecar.kernel", "sidecar.features.titles"])
+@pytest.mark.parametrize("layer", ["sidecar.acp", "sidecar.kernel"])
 def test_lower_layers_never_import_the_lsp_layer(layer: str) -> None:
     run_time, typing_only = graph(), graph(type_checking=True)
     for module in run_time:
@@ -194,13 +194,7 @@ LSP_LIBRARIES = ("pygls", "lsprotocol")
 # Crossings the re-layout of issue 40 moved into the new folders but has not untangled yet, as
 # (importer, what it reaches: a feature, `engine` or `lsp`). Each goes when its feature is rebuilt.
 STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
-    "kernel imports a feature": {
-        ("sidecar.kernel.ports", "conversation"),
-        ("sidecar.kernel.ports", "questions"),
-        ("sidecar.kernel.prompts", "conversation"),
-        ("sidecar.kernel.session", "questions"),
-        ("sidecar.kernel.sessions", "titles"),
-    },
+    "kernel imports a feature": set(),
     "a feature imports another": {
         ("sidecar.features.conversation.lsp_documents", "engine"),
         ("sidecar.features.edits.change_store", "conversation"),
@@ -228,20 +222,13 @@ STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
         ("sidecar.lsp.server", "questions"),
     },
     "a module is over 500 lines": {
-        ("sidecar.engine", "654"),
-        ("sidecar.features.conversation.conversations", "569"),
+        ("sidecar.engine", "525"),
         ("sidecar.features.conversation.render", "600"),
         ("sidecar.features.conversation.store", "658"),
         ("sidecar.features.terminals.terminals", "554"),
         ("sidecar.features.titles.titling", "571"),
     },
-    "an import circle through type-only imports": {
-        ("sidecar.features.questions.elicitations", "sidecar.features.questions.form_block"),
-        ("sidecar.features.questions.elicitations", "sidecar.kernel.session"),
-        ("sidecar.kernel.agent_supervisor", "sidecar.kernel.agents"),
-        ("sidecar.kernel.agent_supervisor", "sidecar.kernel.context"),
-        ("sidecar.kernel.agents", "sidecar.kernel.context"),
-    },
+    "an import circle through type-only imports": set(),
 }
 
 

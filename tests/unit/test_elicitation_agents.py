@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sidecar.features.questions.elicitations import Elicitation, Elicitations
+from sidecar.features.questions.elicitations import Elicitations
+from sidecar.features.questions.question import Elicitation
 
 
 class Recorder:

@@ -23,9 +23,9 @@ from sidecar.features.conversation.api import (
     resync,
 )
 from sidecar.features.conversation.document import apply_edits, header_text
-from sidecar.features.questions.elicitations import Elicitation
 from sidecar.features.questions.form_block import block, field_prefix, outcome_line, read_answers
 from sidecar.features.questions.forms import FormError, parse_form
+from sidecar.features.questions.question import Elicitation
 
 FORM = {
     "type": "object",

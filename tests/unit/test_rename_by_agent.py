@@ -38,13 +38,14 @@ async def test_the_agents_title_is_the_users_confirmed_or_changed(
     titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.new_session(str(workspace))
-    assert await engine.rename("Fix auth", sid) == {"sessionId": sid, "requestedTitle": "Fix auth"}
+    renamed = await engine.title_feature.rename("Fix auth", sid)
+    assert renamed == {"sessionId": sid, "requestedTitle": "Fix auth"}
     info = await shown(engine, recorder, sid, "confirmed")
     assert (info["title"], info["titleSource"]) == ("Fix auth", "user")
     assert titled.called("session/set_title") == [("session/set_title", sid, "Fix auth")]
     assert not titled.prompts, "no rename prompt"
     titled.title_answer = "fix auth (normalised)"
-    await engine.rename("Fix auth again", sid)
+    await engine.title_feature.rename("Fix auth again", sid)
     info = await shown(engine, recorder, sid, "changed")
     assert (info["title"], info["titleSource"]) == ("fix auth (normalised)", "user")
     assert engine.status()["title"] == "fix auth (normalised)"
@@ -72,11 +73,11 @@ async def test_a_refused_rename_keeps_the_old_title(
     workspace: Path,
 ) -> None:
     sid = await engine.new_session(str(workspace))
-    await engine.rename("Before", sid)
+    await engine.title_feature.rename("Before", sid)
     await shown(engine, recorder, sid, "confirmed")
     titled.title_answer = error
     with pytest.raises(SidecarError) as failed:
-        await engine.rename("After", sid)
+        await engine.title_feature.rename("After", sid)
     assert failed.value.code == code and words in failed.value.message, failed.value
     await settle()
     record = engine.titles.record(sid)
@@ -93,7 +94,7 @@ async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
     )
     before = len(infos(recorder, sid))
     titled.title_gate.close()
-    renaming = engine.spawn(engine.rename("Held", sid), "rename")
+    renaming = engine.spawn(engine.title_feature.rename("Held", sid), "rename")
     await until(lambda: titled.title_gate.waiting == 1)
     await titled.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Held"})
     await settle()
@@ -112,7 +113,7 @@ async def test_the_agents_update_meanwhile_still_counts_when_the_rename_fails(
     sid = await engine.new_session(str(workspace))
     titled.title_gate.close()
     titled.title_answer = RemoteError(-32603, "disk full")
-    renaming = engine.spawn(engine.rename("Wanted", sid), "rename")
+    renaming = engine.spawn(engine.title_feature.rename("Wanted", sid), "rename")
     await until(lambda: titled.title_gate.waiting == 1)
     await titled.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Agent's own"})
     titled.title_gate.open()
@@ -135,12 +136,12 @@ async def test_sessions_known_only_to_the_title_cache(
     await engine.start()
     try:
         assert sid not in engine.sessions
-        await engine.rename("Cold", sid)
+        await engine.title_feature.rename("Cold", sid)
         info = await shown(engine, recorder, sid, "confirmed")
         assert info["title"] == "Cold" and sid not in engine.sessions, "renamed, not loaded"
         calls = len(titled.called("session/set_title"))
         with pytest.raises(SidecarError) as unknown:
-            await engine.rename("Nope", "never-seen")
+            await engine.title_feature.rename("Nope", "never-seen")
         assert unknown.value.code == errors.UNKNOWN_SESSION
         assert len(titled.called("session/set_title")) == calls, "the agent is not asked"
     finally:
@@ -151,11 +152,11 @@ async def test_without_set_title_a_rename_is_a_prompt(
     agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.new_session(str(workspace))
-    await engine.rename("By prompt", sid)
+    await engine.title_feature.rename("By prompt", sid)
     prompt = await agents.next_prompt()
     assert prompt.meta == {"acpSidecar": {"renameTitle": "By prompt"}}
     assert not agents.called("session/set_title")
     with pytest.raises(SidecarError) as unknown:
-        await engine.rename("Elsewhere", "not-loaded")
+        await engine.title_feature.rename("Elsewhere", "not-loaded")
     assert unknown.value.code == errors.UNKNOWN_SESSION
     prompt.finish()

@@ -204,7 +204,7 @@ async def test_cancel_of_a_rename_right_after_it_was_asked(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    await engine.rename("Never sent", sid)
+    await engine.title_feature.rename("Never sent", sid)
     assert await engine.cancel(sid) is True
     turn_id = recorder.of("turn")[0]["turnId"]
     await until(lambda: bool(recorder.ended(turn_id)))

@@ -14,7 +14,6 @@ from sidecar.features.conversation.document import (
     replace_edit,
     resync,
 )
-from sidecar.features.conversation.elements import context_meta, rename_prompt, rename_title
 from sidecar.features.conversation.follow import follow_edits
 from sidecar.features.conversation.model import (
     Anchor,
@@ -28,6 +27,8 @@ from sidecar.features.conversation.names import safe_name
 from sidecar.features.conversation.questions import Question, carry_answers, find_question, questions_in
 from sidecar.features.conversation.render import Renderer
 from sidecar.features.conversation.store import DEFAULT_MAX_BYTES, TranscriptStore
+from sidecar.kernel.prompts import context_meta, rename_title
+from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -1,9 +1,9 @@
 """Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
 
-The engine tells this module what happens in a session (it subscribes these methods to the engine's
-events, `Engine._subscribe`): it was opened, a prompt was sent, an update arrived (live or
-replayed), a turn ended, the mode, model or title changed. Each session's
-`Renderer` turns that into Markdown and the `TranscriptStore` appends it to the session's file.
+The composition root subscribes these methods to the kernel's events (`Engine._subscribe`): a
+session was opened, a prompt sent, an update arrived (live or replayed), a turn ended, the mode,
+model or title changed. Each session's `Renderer` turns that into Markdown and the
+`TranscriptStore` appends it to the session's file.
 
 Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
 machine), so the event loop only queues what happened; one worker thread does the rendering and
@@ -12,8 +12,8 @@ the interval (`EngineOptions.transcript_interval`, 0.25 s by default) while it i
 and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval).
 A replayed history is held while the agent sends it (at most `REPLAY_HOLD`): the load's answer
 does not wait for the interpreter the rendering takes, and the history is written after it.
-Each change a flush makes goes to the listener (`on_transcript_change`, with `at_once` for such a
-flush) so that an open editor buffer can follow the file, without waiting either when `at_once`.
+Each change a flush makes goes to `events.on_transcript_change` (`at_once` for such a flush): an
+open editor buffer follows the file (at once when `at_once`).
 """
 
 from __future__ import annotations
@@ -22,12 +22,21 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from sidecar.features.conversation.api import Batch, DocumentChange, Renderer, TranscriptStore
+from sidecar.features.conversation.api import DocumentChange, Renderer, TranscriptStore
+from sidecar.features.conversation.operations import (
+    AfterRendered,
+    Conversation,
+    ConversationEvents,
+    Operation,
+    Outcome,
+    TextRun,
+    TitleOf,
+    Updates,
+    describe,
+    render_call,
+)
 from sidecar.kernel import errors
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.daemon_worker import DaemonWorker
@@ -54,62 +63,23 @@ CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
 # 100 000-update history is read in about a second); a longer replay is written every so often.
 REPLAY_HOLD = 2.0
 
-# An operation runs in the worker thread; it may change the document (a store call) or only the
-# renderer (it returns None).
-Operation = Callable[[], DocumentChange | None]
-
-
-class ConversationEvents(Protocol):
-    def on_transcript_change(
-        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
-    ) -> None: ...
-    def on_log(self, level: str, message: str) -> None: ...
-    def on_error(self, message: str) -> None: ...
-
-
-@dataclass(eq=False)
-class _Conversation:
-    """One session's document: its renderer (touched only by the worker thread) and its queue."""
-
-    session_id: str
-    agent: str
-    uri: str
-    renderer: Renderer
-    operations: list[Operation] = field(default_factory=list)
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    unsaved: deque[Batch] = field(default_factory=deque)  # worker thread only
-    urgent: asyncio.Event = field(default_factory=asyncio.Event)
-    flusher: asyncio.Task[None] | None = None
-    flushed_at: float = float("-inf")
-    early_at: float = float("-inf")  # the last flush brought forward by a big chunk
-    costly: bool = False  # the next urgent flush is a big chunk's: it counts as the interval's
-    prompted: set[str] = field(default_factory=set)  # turns whose prompt the document shows
-    replay_since: float | None = None  # a replay runs: when it began, or its last write
-
-
-@dataclass
-class _Outcome:
-    changes: list[DocumentChange] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)  # worked around, nothing lost: for the log
-
 
 class Conversations:
     """The transcript documents of this process's sessions (see the module doc)."""
 
-    def __init__(self, ctx: EngineContext, title_of: Callable[[str], str | None]) -> None:
+    def __init__(self, ctx: EngineContext, title_of: TitleOf, events: ConversationEvents) -> None:
         options = ctx.options
         self.store = TranscriptStore(
             options.state_dir, max_bytes=options.transcript_max_bytes, durable=options.transcripts_durable
         )
-        self._events: ConversationEvents = ctx.listener
+        self._events = events
         self._spawn = ctx.spawn
         self._agent_key = ctx.agent_key
         self._title_of = title_of
         # A daemon thread: a write stuck in the kernel (a dead mount) never keeps the process
         # from exiting once `aclose` gave up waiting for it.
         self._executor = DaemonWorker("transcripts")
-        self._by_session: dict[str, _Conversation] = {}
+        self._by_session: dict[str, Conversation] = {}
         self._interval = options.transcript_interval
         self._reported_at = float("-inf")
         # Retitles of documents no conversation here writes, by (agent, session): a burst (a
@@ -126,11 +96,11 @@ class Conversations:
         return conversation.uri if conversation else self.store.uri(self._agent_key(session_id), session_id)
 
     # ------------------------------------------------------------------ what happens in a session
-    def _of(self, session: Session) -> _Conversation:
+    def _of(self, session: Session) -> Conversation:
         conversation = self._by_session.get(session.session_id)
         if conversation is None:
             agent = self._agent_key(session.session_id)
-            conversation = _Conversation(
+            conversation = Conversation(
                 session.session_id,
                 agent,
                 self.store.uri(agent, session.session_id),
@@ -152,13 +122,13 @@ class Conversations:
             # the line saying where it forked.
             parent_agent, name = self._agent_key(parent), self._title_of(parent) or parent
             self._queue(conversation, lambda: self.store.fork(agent, sid, parent_agent, parent, title))
-            self._queue(conversation, lambda: _render(renderer.forked, name))
+            self._queue(conversation, lambda: render_call(renderer.forked, name))
         elif title is None:
             self._queue(conversation, lambda: self.store.ensure(agent, sid))
         else:  # also when a replay created the document before the title was known
             self._queue(conversation, lambda: self.store.set_title(agent, sid, title))
-        self._queue(conversation, lambda: _render(renderer.set_modes, modes))
-        self._queue(conversation, lambda: _render(renderer.set_config_options, options))
+        self._queue(conversation, lambda: render_call(renderer.set_modes, modes))
+        self._queue(conversation, lambda: render_call(renderer.set_config_options, options))
 
     def replay(self, session: Session, starting: bool) -> None:
         """`session/load` replays the history (merged with what the document holds)."""
@@ -166,10 +136,10 @@ class Conversations:
         renderer = conversation.renderer
         if starting:
             conversation.replay_since = asyncio.get_running_loop().time()
-            self._queue(conversation, lambda: _render(renderer.begin_replay))
+            self._queue(conversation, lambda: render_call(renderer.begin_replay))
         else:
             conversation.replay_since = None
-            self._queue(conversation, lambda: _render(renderer.end_replay), urgent=True)
+            self._queue(conversation, lambda: render_call(renderer.end_replay), urgent=True)
 
     def update(self, session: Session, update: Update) -> None:
         conversation = self._of(session)
@@ -183,23 +153,23 @@ class Conversations:
             # A big replayed chunk waits with the rest of the history (see REPLAY_HOLD).
             live = conversation.replay_since is None
             urgent = len(text) >= BIG_CHUNK and live and self._early(conversation)
-            if type(last) is _TextRun and last.kind == update.kind and last.message_id == update.message_id:
+            if type(last) is TextRun and last.kind == update.kind and last.message_id == update.message_id:
                 last.parts.append(text)
                 if urgent:
                     conversation.urgent.set()
                 return
-            run = _TextRun(conversation.renderer, update.kind, update.message_id, [text])
+            run = TextRun(conversation.renderer, update.kind, update.message_id, [text])
             self._queue(conversation, run, urgent=urgent)
-        elif type(last) is _Updates:
+        elif type(last) is Updates:
             last.updates.append(update.raw)
         else:
-            self._queue(conversation, _Updates(conversation.renderer, [update.raw]))
+            self._queue(conversation, Updates(conversation.renderer, [update.raw]))
 
     def prompt_sent(self, session: Session, turn: Turn) -> None:
         conversation = self._of(session)
         conversation.prompted.add(turn.turn_id)
         renderer, blocks, meta = conversation.renderer, turn.blocks, turn.meta
-        self._queue(conversation, lambda: _render(renderer.prompt, blocks, meta), urgent=True)
+        self._queue(conversation, lambda: render_call(renderer.prompt, blocks, meta), urgent=True)
 
     def turn_ended(self, session: Session, turn: Turn) -> None:
         """A turn whose prompt the document shows ended: say how, and write it out at once."""
@@ -209,18 +179,18 @@ class Conversations:
         conversation.prompted.discard(turn.turn_id)
         renderer, stop, error = conversation.renderer, turn.stop_reason, turn.error
         silent = no_answer(stop, error, turn.answered)
-        self._queue(conversation, lambda: _render(renderer.turn_ended, stop, error, silent), urgent=True)
+        self._queue(conversation, lambda: render_call(renderer.turn_ended, stop, error, silent), urgent=True)
 
     def terminal_output(self, session: Session, markdown: str) -> None:
         """A shown client terminal's new output or its end (Markdown from features/terminals/terminals.py)."""
         renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: _render(renderer.terminal, markdown))
+        self._queue(self._of(session), lambda: render_call(renderer.terminal, markdown))
 
     def question_asked(self, session: Session, markdown: str) -> None:
         """An agent's form question waits for the user: its block goes into the conversation now,
         where the user can answer it (features/questions/form_block.py)."""
         renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: _render(renderer.question, markdown), urgent=True)
+        self._queue(self._of(session), lambda: render_call(renderer.question, markdown), urgent=True)
 
     def question_settled(self, session: Session, ident: str, outcome: str) -> None:
         """The question `ident` was answered (by any route), declined or cancelled: its block is
@@ -235,23 +205,23 @@ class Conversations:
                 renderer.question(outcome)
             return change
 
-        self._queue(conversation, _AfterRendered(settle), urgent=True)
+        self._queue(conversation, AfterRendered(settle), urgent=True)
 
     def mode_changed(self, session: Session, mode_id: str) -> None:
         renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: _render(renderer.mode_changed, mode_id))
+        self._queue(self._of(session), lambda: render_call(renderer.mode_changed, mode_id))
 
     def model_changed(self, session: Session, model_id: str, name: str | None) -> None:
         """The model changed through legacy `session/set_model`."""
         renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: _render(renderer.model_changed, model_id, name))
+        self._queue(self._of(session), lambda: render_call(renderer.model_changed, model_id, name))
 
     def options_changed(self, session: Session, options: list[JsonObj]) -> None:
         """The agent answered `session/set_config_option` with these options (an agent need not
         also send `config_option_update`); shown like that update, once."""
         renderer = self._of(session).renderer
         update = {"sessionUpdate": "config_option_update", "configOptions": options}
-        self._queue(self._of(session), lambda: _render(renderer.update, update))
+        self._queue(self._of(session), lambda: render_call(renderer.update, update))
 
     def title_changed(self, info: JsonObj, *, held_only: bool = False) -> None:
         """A session's title changed: the document's header follows (documents of sessions this
@@ -275,17 +245,17 @@ class Conversations:
         while self._retitles:
             burst, self._retitles = self._retitles, {}
 
-            def work(burst: dict[tuple[str, str], str | None] = burst) -> list[tuple[str, str, _Outcome]]:
+            def work(burst: dict[tuple[str, str], str | None] = burst) -> list[tuple[str, str, Outcome]]:
                 done = []
                 for (agent, session_id), title in burst.items():
-                    outcome = _Outcome()
+                    outcome = Outcome()
                     try:
                         if self.store.path(agent, session_id).exists():
                             change = self.store.set_title(agent, session_id, title)
                             if change is not None:
                                 outcome.changes.append(change)
                     except Exception as exc:
-                        outcome.problems.append(_describe(exc))
+                        outcome.problems.append(describe(exc))
                     outcome.notices.extend(self.store.take_notices())
                     if outcome.changes or outcome.problems or outcome.notices:
                         done.append((agent, session_id, outcome))
@@ -343,7 +313,7 @@ class Conversations:
         await self._run_alone(session_id, agent, lambda: self.store.clear_prompt(agent, session_id))
 
     # ------------------------------------------------------------------ flushing
-    def _early(self, conversation: _Conversation) -> bool:
+    def _early(self, conversation: Conversation) -> bool:
         """Whether a big chunk brings the next flush forward (once per interval; not when the
         next flush is due anyway). Such a flush counts as one of the interval's; the other
         urgent ones (a prompt, a turn's or a replay's end, an editor's request) do not delay
@@ -355,7 +325,7 @@ class Conversations:
         conversation.costly = True
         return True
 
-    def _queue(self, conversation: _Conversation, operation: Operation, urgent: bool = False) -> None:
+    def _queue(self, conversation: Conversation, operation: Operation, urgent: bool = False) -> None:
         if self._closed:
             return
         conversation.operations.append(operation)
@@ -368,7 +338,7 @@ class Conversations:
                 self._flush_while_busy(conversation), f"transcript-{conversation.session_id}"
             )
 
-    async def _flush_while_busy(self, conversation: _Conversation) -> None:
+    async def _flush_while_busy(self, conversation: Conversation) -> None:
         """Flush at most every interval (the first at once after a quiet moment) until nothing is
         queued; an urgent operation (a turn's or a replay's end, an editor's request, a big chunk)
         is flushed without waiting."""
@@ -388,7 +358,7 @@ class Conversations:
             if conversation.replay_since is not None:
                 conversation.replay_since = loop.time()  # a replay this long: the next part later
 
-    async def _flush(self, conversation: _Conversation) -> None:
+    async def _flush(self, conversation: Conversation) -> None:
         at_once = conversation.urgent.is_set()
         conversation.urgent.clear()
         operations, conversation.operations = conversation.operations, []
@@ -407,17 +377,17 @@ class Conversations:
                 if not waiter.done():
                     waiter.set_result(None)
 
-    def _work(self, conversation: _Conversation, operations: list[Operation]) -> _Outcome:
+    def _work(self, conversation: Conversation, operations: list[Operation]) -> Outcome:
         """In the worker thread: run the operations in order, then append what was rendered
         (and what the disk refused before)."""
-        outcome = _Outcome()
+        outcome = Outcome()
         for operation in operations:
-            if isinstance(operation, _AfterRendered):
+            if isinstance(operation, AfterRendered):
                 self._write_rendered(conversation, outcome)
             try:
                 change = operation()
             except Exception as exc:
-                outcome.problems.append(_describe(exc))
+                outcome.problems.append(describe(exc))
                 log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
                 continue
             if change is not None:
@@ -426,12 +396,12 @@ class Conversations:
         outcome.notices.extend(self.store.take_notices())
         return outcome
 
-    def _write_rendered(self, conversation: _Conversation, outcome: _Outcome) -> None:
+    def _write_rendered(self, conversation: Conversation, outcome: Outcome) -> None:
         """Append what the renderer holds (and what the disk refused before) to the document."""
         try:
             batch = conversation.renderer.take()
         except Exception as exc:
-            outcome.problems.append(_describe(exc))
+            outcome.problems.append(describe(exc))
             log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
             batch = None
         if batch is not None:
@@ -445,11 +415,11 @@ class Conversations:
                     conversation.agent, conversation.session_id, conversation.unsaved[0]
                 )
             except OSError as exc:
-                outcome.problems.append(_describe(exc))  # kept: written with the next flush
+                outcome.problems.append(describe(exc))  # kept: written with the next flush
                 break
             except Exception as exc:
                 conversation.unsaved.popleft()  # it would fail again: do not let it block the rest
-                outcome.problems.append(_describe(exc))
+                outcome.problems.append(describe(exc))
                 log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
                 continue
             conversation.unsaved.popleft()
@@ -459,12 +429,12 @@ class Conversations:
     async def _run_alone(self, session_id: str, agent: str, operation: Operation) -> None:
         """One store operation for a document no conversation of this process writes."""
 
-        def work() -> _Outcome:
-            outcome = _Outcome()
+        def work() -> Outcome:
+            outcome = Outcome()
             try:
                 change = operation()
             except Exception as exc:
-                outcome.problems.append(_describe(exc))
+                outcome.problems.append(describe(exc))
             else:
                 if change is not None:
                     outcome.changes.append(change)
@@ -474,7 +444,7 @@ class Conversations:
         outcome = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self._executor, work))
         self._deliver(session_id, self.store.uri(agent, session_id), outcome)
 
-    def _deliver(self, session_id: str, uri: str, outcome: _Outcome, at_once: bool = False) -> None:
+    def _deliver(self, session_id: str, uri: str, outcome: Outcome, at_once: bool = False) -> None:
         for change in outcome.changes:
             self._events.on_transcript_change(session_id, uri, change, at_once)
         for notice in outcome.notices:
@@ -510,60 +480,3 @@ class Conversations:
             log.warning("transcripts: the last writes took over %g s; some may be missing", CLOSE_WAIT)
         self._closed = True
         self._executor.shutdown(wait=False)
-
-
-@dataclass
-class _TextRun:
-    """Consecutive plain text chunks of one message, rendered as one update.
-
-    The renderer's output does not depend on how a text is split into chunks, so a run of
-    100 000 chunks costs one renderer call per flush instead of 100 000 in the worker thread
-    (which shares the interpreter with the relay)."""
-
-    renderer: Renderer
-    kind: str
-    message_id: str | None
-    parts: list[str]
-
-    def __call__(self) -> None:
-        self.renderer.text_chunk(self.kind, self.message_id, "".join(self.parts))
-
-
-@dataclass
-class _Updates:
-    """Consecutive updates other than plain text chunks, rendered in order by one operation."""
-
-    renderer: Renderer
-    updates: list[JsonObj]
-
-    def __call__(self) -> None:
-        failed: Exception | None = None
-        for update in self.updates:
-            try:
-                self.renderer.update(update)
-            except Exception as exc:  # it loses only itself, as when each update was an operation
-                failed = exc
-        if failed is not None:
-            raise failed
-
-
-@dataclass
-class _AfterRendered:
-    """An operation on text already rendered: what the renderer holds is written out first."""
-
-    operation: Operation
-
-    def __call__(self) -> DocumentChange | None:
-        return self.operation()
-
-
-def _render(method: Callable[..., object], *args: object) -> None:
-    """A renderer call as an operation (it changes no document by itself)."""
-    method(*args)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        where = f" ({exc.filename})" if exc.filename else ""
-        return f"cannot save it: {exc.strerror}{where}"
-    return f"internal error: {exc!r}"

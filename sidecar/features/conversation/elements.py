@@ -28,16 +28,7 @@ JsonObj = dict[str, Any]
 HEADINGS = {"you": "## You", "agent": "## Agent"}
 
 # The prompt engine.rename sends; kept here so the transcript recognises it when it comes back.
-RENAME_PROMPT = (
-    'Rename this session to exactly: "{title}"\n'
-    "Do nothing else: confirm by sending a session_info_update with exactly that title."
-)
-_RENAME_PROMPT = re.compile(
-    r'\ARename this session to exactly: "(?P<title>.*)"\n'
-    r"Do nothing else: confirm by sending a session_info_update with exactly that title\.\s*\Z",
-    re.DOTALL,
-)
-# engine._prompt_blocks: a resource_link then "Context from NAME (LABEL):" and the text fenced.
+# kernel/prompts.py _context_blocks: a resource_link then "Context from NAME (LABEL):" and the text fenced.
 _CONTEXT_TEXT = re.compile(r"\AContext from (?P<name>[^\n]*?)(?: \((?P<label>[^()\n]*)\))?:\n")
 
 MAX_DIFF_INPUT = 512 * 1024  # characters of old + new text we diff at all
@@ -81,24 +72,6 @@ def _key_json(parts: tuple[object, ...]) -> str:
 def inline(text: str) -> str:
     """A clean one-line value for inside our own lines: no inline HTML."""
     return text.replace("<", "\\<")
-
-
-def rename_prompt(title: str) -> tuple[str, JsonObj]:
-    """The rename prompt's text and `_meta` (for the engine, so both sides stay in step)."""
-    return RENAME_PROMPT.format(title=title), {"acpSidecar": {"renameTitle": title}}
-
-
-def rename_title(text: str | None, meta: object = None) -> str | None:
-    """The title a rename prompt asked for, from its `_meta` or its text; None if it is not one."""
-    if isinstance(meta, dict):
-        ours = meta.get("acpSidecar")
-        if isinstance(ours, dict) and isinstance(ours.get("renameTitle"), str):
-            return str(ours["renameTitle"])
-    if text is not None:
-        found = _RENAME_PROMPT.match(text)
-        if found is not None:
-            return found.group("title")
-    return None
 
 
 def rename_line(title: str) -> str:
@@ -181,11 +154,6 @@ def split_prompt(blocks: Iterable[object], labels: dict[str, str] | None = None)
         elif kind in ("image", "audio"):
             others.append(f"{kind} ({one_line(block.get('mimeType'), 60) or 'unknown type'})")
     return PromptParts("".join(texts), contexts, others)
-
-
-def context_meta(label: str) -> JsonObj:
-    """`_meta` for an embedded context block naming its range, so that a replay shows it too."""
-    return {"acpSidecar": {"label": label}}
 
 
 def _meta_label(block: JsonObj) -> str | None:

@@ -35,7 +35,6 @@ from sidecar.features.conversation.elements import (
     plan_block,
     plan_entries,
     rename_line,
-    rename_title,
     setting_line,
     split_prompt,
     tool_call_line,
@@ -45,6 +44,7 @@ from sidecar.features.conversation.elements import (
 )
 from sidecar.features.conversation.model import Batch, ReplayCursor, ReplayItem
 from sidecar.features.conversation.tracking import Compaction, MessageState, ToolState, placeholder
+from sidecar.kernel.prompts import rename_title
 
 __all__ = ["Renderer"]
 

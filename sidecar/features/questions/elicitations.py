@@ -7,14 +7,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
-
-import attrs
+from typing import Any, Literal, Protocol, cast
 
 from sidecar.acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from sidecar.features.conversation.api import locate_prompt_area, questions_in
 from sidecar.features.questions.form_block import read_answers
-from sidecar.features.questions.forms import Form, FormError, check_url, parse_form
+from sidecar.features.questions.forms import FormError, check_url, parse_form
+from sidecar.features.questions.question import Elicitation
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.session import Session
@@ -24,50 +23,6 @@ Action = Literal["accept", "decline", "cancel"]
 MAX_PENDING = 16  # per session (and for those tied to no session): more is refused to the agent
 MAX_MESSAGE = 4000
 MAX_OPEN_URLS = 64  # URL questions accepted and not completed yet: the oldest is forgotten first
-
-
-@attrs.define(eq=False)
-class Elicitation:
-    """One question waiting for its answer."""
-
-    elicitation_id: str
-    mode: Literal["form", "url"]
-    message: str
-    session_id: str | None
-    turn_id: str | None
-    tool_call_id: str | None
-    form: Form | None
-    url: str | None
-    future: asyncio.Future[JsonObj]
-    # The agent's own id of a URL elicitation (elicitation/complete names it).
-    agent_id: str | None = None
-    # The named agent that asked: only it may complete the question.
-    agent: str | None = None
-    completed: bool = False
-    timed_out: bool = False  # nobody answered within the timeout: cancelled
-
-    def resolve(self, answer: JsonObj) -> bool:
-        if self.future.done():
-            return False
-        self.future.set_result(answer)
-        return True
-
-    def to_json(self) -> JsonObj:
-        out: JsonObj = {
-            "elicitationId": self.elicitation_id,
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "toolCallId": self.tool_call_id,
-            "mode": self.mode,
-            "message": self.message,
-        }
-        if self.form is not None:
-            out["title"] = self.form.title
-            out["description"] = self.form.description
-            out["fields"] = [f.to_json() for f in self.form.fields]
-        if self.url is not None:
-            out["url"] = self.url
-        return out
 
 
 class ElicitationAsker(Protocol):
@@ -167,7 +122,8 @@ class Elicitations:
         return session
 
     def pending(self) -> list[Elicitation]:
-        found = [e for s in self._sessions.values() for e in s.elicitations.values()]
+        # The sessions hold only the questions this feature put there.
+        found = [cast(Elicitation, e) for s in self._sessions.values() for e in s.elicitations.values()]
         return found + list(self._unscoped.values())
 
     def respond(self, elicitation_id: object, action: object, content: object = None) -> None:

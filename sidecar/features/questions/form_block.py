@@ -22,7 +22,7 @@ from sidecar.features.questions.forms import Field, FormError
 from sidecar.text_safety import one_line
 
 if TYPE_CHECKING:
-    from sidecar.features.questions.elicitations import Elicitation
+    from sidecar.features.questions.question import Elicitation
 
 JsonObj = dict[str, Any]
 

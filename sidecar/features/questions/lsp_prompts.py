@@ -23,8 +23,8 @@ from lsprotocol import types
 from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
-    from sidecar.features.questions.elicitations import Elicitation
     from sidecar.features.questions.forms import Field
+    from sidecar.features.questions.question import Elicitation
     from sidecar.lsp.ports import ElicitationPort
 
 log = logging.getLogger(__name__)

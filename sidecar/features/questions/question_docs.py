@@ -11,7 +11,8 @@ from sidecar.features.questions.form_block import block, outcome_line
 
 if TYPE_CHECKING:
     from sidecar.features.conversation.conversations import Conversations
-    from sidecar.features.questions.elicitations import Elicitation, ElicitationAsker
+    from sidecar.features.questions.elicitations import ElicitationAsker
+    from sidecar.features.questions.question import Elicitation
     from sidecar.kernel.session import Session
 
 JsonObj = dict[str, Any]

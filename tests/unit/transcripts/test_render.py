@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.features.conversation.elements import context_meta, rename_prompt
 from sidecar.features.conversation.render import ECHO_LINE, MAX_MESSAGE, Renderer
+from sidecar.kernel.prompts import context_meta
+from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 
 from .helpers import FIXED, agent, rendered, renderer, user, user_block
 from .markdown_structure import structure

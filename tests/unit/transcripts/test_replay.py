@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.features.conversation.elements import rename_prompt
 from sidecar.features.conversation.render import Renderer
 from sidecar.features.conversation.store import TranscriptStore
+from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 
 from .helpers import agent, assert_well_formed, renderer, user_block
 

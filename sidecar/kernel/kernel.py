@@ -1,0 +1,241 @@
+"""The kernel: the parts every feature stands on, built once per sidecar, and their lifecycle.
+
+The bus, the owned tasks, the configured agents and their supervisors, the session registry,
+the turn queue, the session config, the status, and the table of the agent's requests that the
+features answer. A feature is added by the composition root (`sidecar/host.py`) with one call:
+it takes what it needs of the kernel, subscribes to the bus, registers the agent's requests it
+answers and, where it keeps something the kernel's parts ask for, fills a port
+(`SessionCatalog`, `document_uri`). Nothing here imports a feature (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
+
+from sidecar.acp import AcpClient
+from sidecar.acp.errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from sidecar.kernel.agent_directory import AgentDirectory
+from sidecar.kernel.agent_names import AgentIdentity
+from sidecar.kernel.agent_supervisor import AgentSupervisor
+from sidecar.kernel.agents import Agents
+from sidecar.kernel.bus import EventBus, StatusChanged
+from sidecar.kernel.context import EngineContext
+from sidecar.kernel.early_updates import EarlyUpdates
+from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.options import AgentSpec, EngineOptions
+from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener, SessionCatalog
+from sidecar.kernel.session import Session
+from sidecar.kernel.session_config import SessionConfig
+from sidecar.kernel.sessions import Sessions
+from sidecar.kernel.status import StatusReporter, build_status
+from sidecar.kernel.turn_queue import TurnQueue
+from sidecar.kernel.updates import Update, read_update
+from sidecar.tasks import OwnedTasks
+
+log = logging.getLogger(__name__)
+
+JsonObj = dict[str, Any]
+T = TypeVar("T")
+F = TypeVar("F")
+
+# An agent->client request a feature answers: its params (and, for the requests that need it, the
+# configured agent's name) -> the result.
+RequestHandler = Callable[[JsonObj, str], Awaitable[JsonObj]]
+NotificationHandler = Callable[[JsonObj, str], None]
+
+
+class AgentRequests:
+    """The one table of the agent's requests to the client: which feature answers each method.
+
+    `session/update` is the kernel's own (the registry routes it); the rest are registered by
+    the features that answer them. A method nobody registered is answered -32601.
+    """
+
+    def __init__(self) -> None:
+        self.requests: dict[str, RequestHandler] = {}
+        self.notifications: dict[str, NotificationHandler] = {}
+
+    def answer(self, method: str, handler: RequestHandler) -> None:
+        if method in self.requests:
+            raise ValueError(f"{method} is answered already")
+        self.requests[method] = handler
+
+    def hear(self, method: str, handler: NotificationHandler) -> None:
+        if method in self.notifications:
+            raise ValueError(f"{method} is heard already")
+        self.notifications[method] = handler
+
+    async def request(self, method: str, params: JsonObj, agent: str) -> JsonObj:
+        handler = self.requests.get(method)
+        if handler is None:
+            raise SidecarError(METHOD_NOT_FOUND, f"method not found: {method}")
+        return await handler(params, agent)
+
+    def notify(self, method: str, params: JsonObj, agent: str) -> None:
+        handler = self.notifications.get(method)
+        if handler is not None:
+            handler(params, agent)
+
+
+class AgentSide:
+    """One agent's ACP client handler: its updates and requests reach only its own sessions (an
+    agent never sees, nor writes into, another agent's session)."""
+
+    def __init__(self, kernel: Kernel, name: str) -> None:
+        self._kernel = kernel
+        self._name = name
+        self._owner = kernel.directory.owner
+
+    def _foreign(self, params: JsonObj) -> bool:
+        held = self._owner.get(params.get("sessionId"))  # type: ignore[arg-type]
+        return held is not None and held != self._name
+
+    def _refuse(self, params: JsonObj) -> SidecarError:
+        return SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
+
+    async def _request(self, method: str, params: JsonObj) -> JsonObj:
+        if self._foreign(params):
+            raise self._refuse(params)
+        return await self._kernel.requests.request(method, params, self._name)
+
+    def on_session_update(self, params: JsonObj) -> None:
+        if self._foreign(params):
+            self._kernel.listener.on_log(
+                "warning", f"the agent {self._name} sent an update for another agent's session; dropped"
+            )
+            return
+        self._kernel.on_session_update(params)
+
+    async def request_permission(self, params: JsonObj) -> JsonObj:
+        return await self._request("session/request_permission", params)
+
+    async def read_text_file(self, params: JsonObj) -> JsonObj:
+        return await self._request("fs/read_text_file", params)
+
+    async def write_text_file(self, params: JsonObj) -> JsonObj:
+        return await self._request("fs/write_text_file", params)
+
+    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
+        return await self._request(method, params)
+
+    async def create_elicitation(self, params: JsonObj) -> JsonObj:
+        return await self._request("elicitation/create", params)
+
+    def complete_elicitation(self, params: JsonObj) -> None:
+        if self._foreign(params):
+            return
+        self._kernel.requests.notify("elicitation/complete", params, self._name)
+
+
+class Kernel:
+    """The kernel's parts (see the module doc); `listener` is the editor side, `files` the
+    editor's buffers."""
+
+    def __init__(
+        self,
+        options: EngineOptions,
+        listener: EngineListener,
+        files: EditorFiles,
+        connect: AgentConnector = AcpClient,
+    ) -> None:
+        self.options = options
+        self.listener = listener
+        self.files = files
+        self._tasks = OwnedTasks("engine", self._task_failed)
+        self.bus = EventBus(self._task_failed)
+        self.directory = AgentDirectory(options)
+        self.ctx = EngineContext(options, listener, self.bus, self.spawn, self.directory)
+        self.requests = AgentRequests()
+        ctx = self.ctx
+
+        def supervisor(spec: AgentSpec, identity: AgentIdentity) -> AgentSupervisor:
+            return AgentSupervisor(
+                ctx, AgentSide(self, spec.name), connect=connect, spec=spec, identity=identity
+            )
+
+        # Every configured agent, each started on its first use (docs/architecture.md).
+        self.agents = Agents(
+            directory=self.directory, make=supervisor, idle_stop=options.agent_idle_stop, spawn=self.spawn
+        )
+        early: EarlyUpdates[Update] = EarlyUpdates(
+            options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
+        )
+        self.registry = Sessions(ctx, self.agents, early)
+        self.turns = TurnQueue(ctx, self.registry, self.agents)
+        self.config = SessionConfig(self.registry.ensure_attached, self.call, ctx.status_changed)
+        # Ports a feature fills: the session's conversation document, for the status.
+        self.document_uri: Callable[[str], str | None] = lambda _session_id: None
+        self._status = StatusReporter(listener, self._status_snapshot)
+        self.bus.subscribe(StatusChanged, lambda _e: self._status.emit())
+        self._features: dict[type, Any] = {}
+        # Lifecycle hooks the features add, run in the order added (stop: in reverse).
+        self._on_start: list[Callable[[], Awaitable[None]]] = []
+
+    # ------------------------------------------------------------------ features
+    def add(self, feature: F) -> F:
+        """A feature's engine side, found by its class from then on (`feature`)."""
+        kind = type(feature)
+        if kind in self._features:
+            raise ValueError(f"{kind.__name__} is added already")
+        self._features[kind] = feature
+        return feature
+
+    def feature(self, kind: type[F]) -> F:
+        found = self._features.get(kind)
+        if found is None:
+            raise LookupError(f"no feature {kind.__name__}")
+        result: F = found
+        return result
+
+    def on_start(self, hook: Callable[[], Awaitable[None]]) -> None:
+        self._on_start.append(hook)
+
+    @property
+    def catalog(self) -> SessionCatalog:
+        return self.registry.catalog
+
+    def provide_catalog(self, catalog: SessionCatalog) -> None:
+        """The feature that keeps the sessions' catalogue (their titles, cwd and agent)."""
+        self.registry.catalog = catalog
+
+    # ------------------------------------------------------------------ tasks
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
+        return self._tasks.spawn(coro, name)
+
+    def _task_failed(self, name: str, exc: BaseException) -> None:
+        self.listener.on_log("error", f"internal error in {name}: {exc!r}")
+
+    async def close_tasks(self) -> None:
+        await self._tasks.aclose()
+
+    # ------------------------------------------------------------------ the agents
+    def call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
+        """A call to the session's agent, its errors made user-facing."""
+        return self.agents.by_name[session.agent].call(call)
+
+    def on_session_update(self, params: JsonObj) -> None:
+        self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
+
+    # ------------------------------------------------------------------ status
+    def _status_snapshot(self) -> JsonObj:
+        session = self.registry.active
+        title = self.catalog.title_of(session.session_id) if session else None
+        uri = self.document_uri(session.session_id) if session else None
+        supervisor = self.agents.by_name[session.agent] if session else self.agents.default
+        return build_status(supervisor.view(), session, title, uri)
+
+    def status(self) -> JsonObj:
+        return self._status.current()
+
+    def emit_status(self) -> None:
+        self._status.emit()
+
+    # ------------------------------------------------------------------ life
+    async def start(self) -> None:
+        for hook in self._on_start:
+            await hook()
+        self.emit_status()
