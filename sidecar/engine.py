@@ -144,42 +144,55 @@ class Engine:
         return await self.terminals.handle(method, params)
 
     def _subscribe(self) -> None:
-        """Who reacts to what the parts publish, in order (docs/architecture.md draws it)."""
-        bus, docs, editor, reviewed = self.bus, self.conversations, self.listener, self.reviewed
+        """Who reacts to what the parts publish, in order: the one table, which
+        docs/architecture.md ("Who reacts to what") says name for name (a test holds the two)."""
+        react, docs, editor, reviewed = self.bus.react, self.conversations, self.listener, self.reviewed
         titles = self.title_feature
-        # Who reacts to a routed session/update (the session's own state took it in already):
-        bus.subscribe(
+        # A routed session/update (the session's own state took it in already):
+        react(UpdateRouted, "conversation: the document", lambda e: docs.update(e.session, e.routed.update))
+        react(UpdateRouted, "titles: the agent's title", titles.info_update)
+        react(
             UpdateRouted,
-            lambda e: docs.update(e.session, e.routed.update),  # its transcript document
-            titles.info_update,  # a session_info_update: the title
-            lambda e: editor.on_session_update(e.routed),  # acp/sessionUpdate, progress, notices
-            self._reviewed_edit_follows,  # a tool call that ended: a reviewed edit is settled
-            self._terminal_follows,  # a tool call showing a client terminal: its live output
-            self._status_follows,  # mode, config options, usage: acp/status
+            "editor: acp/sessionUpdate, progress, notices",
+            lambda e: editor.on_session_update(e.routed),
         )
-        bus.subscribe(SessionOpened, lambda e: docs.opened(e.session))
-        bus.subscribe(ReplayBoundary, lambda e: docs.replay(e.session, e.starting))
-        bus.subscribe(PromptAdmitted, titles.prompt_admitted)
-        bus.subscribe(PromptSent, lambda e: docs.prompt_sent(e.session, e.turn), self._agent_used)
-        bus.subscribe(RequestsWithdrawn, lambda e: _cancel_questions(e.session))
-        bus.subscribe_awaited(TurnSettling, lambda e: reviewed.settle_turn(e.session.session_id))
-        bus.subscribe(
-            TurnEnded,
-            self._agent_used,  # the idle stop's clock starts again
-            lambda e: docs.turn_ended(e.session, e.turn),
-            lambda e: reviewed.turn_ended(e.session.session_id),
-            titles.turn_ended,
+        react(UpdateRouted, "edits: a tool call's end", self._reviewed_edit_follows)
+        react(UpdateRouted, "terminals: a tool call's terminal", self._terminal_follows)
+        react(UpdateRouted, "kernel: the status", self._status_follows)
+        react(SessionOpened, "conversation: the document exists", lambda e: docs.opened(e.session))
+        react(ReplayBoundary, "conversation: the replay merged", lambda e: docs.replay(e.session, e.starting))
+        react(PromptAdmitted, "titles: the first prompt's title", titles.prompt_admitted)
+        react(PromptSent, "conversation: the prompt", lambda e: docs.prompt_sent(e.session, e.turn))
+        react(PromptSent, "kernel: the agent's idle clock", self._agent_used)
+        react(
+            RequestsWithdrawn,
+            "edits and questions: answered cancelled",
+            lambda e: _cancel_questions(e.session),
         )
-        bus.subscribe(
+        self.bus.react_awaited(
+            TurnSettling,
+            "edits: reviewed edits put in place",
+            lambda e: reviewed.settle_turn(e.session.session_id),
+        )
+        react(TurnEnded, "kernel: the agent's idle clock", self._agent_used)
+        react(TurnEnded, "conversation: how the turn ended", lambda e: docs.turn_ended(e.session, e.turn))
+        react(TurnEnded, "edits: reviewed edits settle", lambda e: reviewed.turn_ended(e.session.session_id))
+        react(TurnEnded, "titles: a rename turn's outcome", titles.turn_ended)
+        react(
             TitleChanged,
+            "editor: acp/sessionInfo, the title message",
             lambda e: editor.on_session_info(e.info),
-            # The sidecar that saved a title elsewhere retitled the document; ours follows only
-            # where we hold one (every sidecar retitling every other one's documents made each
-            # title change cost N document rewrites and lock waits).
+        )
+        # The sidecar that saved a title elsewhere retitled the document; ours follows only where we
+        # hold one (every sidecar retitling every other one's documents made each title change
+        # cost N document rewrites and lock waits).
+        react(
+            TitleChanged,
+            "conversation: the document's title",
             lambda e: docs.title_changed(e.info, held_only=e.elsewhere),
         )
-        bus.subscribe(AgentReady, titles.agent_ready)
-        bus.subscribe(AgentLost, self._agent_lost)
+        react(AgentReady, "titles: reconcile with session/list", titles.agent_ready)
+        react(AgentLost, "kernel: queued turns fail, terminals released", self._agent_lost)
 
     def _agent_used(self, event: PromptSent | TurnEnded) -> None:
         self.agents.by_name[event.session.agent].last_used = time.monotonic()

@@ -130,6 +130,8 @@ class EventBus:
     on_failure: Callable[[str, BaseException], None]
     _handlers: dict[type, list[Callable[[Any], None]]] = field(default_factory=dict)
     _awaited: dict[type, list[Callable[[Any], Awaitable[None]]]] = field(default_factory=dict)
+    # Who each handler is, as the table of docs/architecture.md names it.
+    _who: dict[int, str] = field(default_factory=dict)
 
     def subscribe(self, kind: type[E], *handlers: Callable[[E], None]) -> None:
         self._handlers.setdefault(kind, []).extend(handlers)
@@ -138,9 +140,22 @@ class EventBus:
         """Handlers the publisher waits for (`settle`), one after the other."""
         self._awaited.setdefault(kind, []).extend(handlers)
 
+    def react(self, kind: type[E], who: str, handler: Callable[[E], None]) -> None:
+        """`subscribe` one handler, named as the table of docs/architecture.md names it."""
+        self._who[id(handler)] = who
+        self.subscribe(kind, handler)
+
+    def react_awaited(self, kind: type[E], who: str, handler: Callable[[E], Awaitable[None]]) -> None:
+        self._who[id(handler)] = who
+        self.subscribe_awaited(kind, handler)
+
     def subscribers(self, kind: type) -> list[Callable[[Any], Any]]:
         """Who reacts to `kind`, in order (the awaited ones after the others)."""
         return [*self._handlers.get(kind, ()), *self._awaited.get(kind, ())]
+
+    def who(self, kind: type) -> list[str]:
+        """The names of who reacts to `kind`, in order (a handler without one: its qualname)."""
+        return [self._who.get(id(h), getattr(h, "__qualname__", repr(h))) for h in self.subscribers(kind)]
 
     def kinds(self) -> list[type]:
         """Every event kind someone subscribed to."""

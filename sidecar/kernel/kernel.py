@@ -169,7 +169,7 @@ class Kernel:
         # Ports a feature fills: the session's conversation document, for the status.
         self.document_uri: Callable[[str], str | None] = lambda _session_id: None
         self._status = StatusReporter(listener, self._status_snapshot)
-        self.bus.subscribe(StatusChanged, lambda _e: self._status.emit())
+        self.bus.react(StatusChanged, "kernel: acp/status", lambda _e: self._status.emit())
         self._features: dict[type, Any] = {}
         # Lifecycle hooks the features add, run in the order added (stop: in reverse).
         self._on_start: list[Callable[[], Awaitable[None]]] = []
