@@ -26,17 +26,18 @@ from sidecar.features.edits.agent_changes import AgentChanges
 from sidecar.features.edits.change_store import AgentChangeStore, ChangePersistence
 from sidecar.features.edits.fs_service import FileService
 from sidecar.features.edits.permissions import Permissions
-from sidecar.features.questions.elicitations import ElicitationAsker, Elicitations
-from sidecar.features.questions.question import Elicitation
-from sidecar.features.questions.question_docs import QuestionsInDocuments
+from sidecar.features.questions.elicitations import ElicitationAsker
+from sidecar.features.questions.feature import Questions
 from sidecar.features.terminals.terminals import Terminals
 from sidecar.features.titles.feature import Titles
 from sidecar.kernel import errors
 from sidecar.kernel.bus import (
     AgentLost,
     AgentReady,
+    ConversationPiece,
     PromptAdmitted,
     PromptSent,
+    QuestionSettled,
     ReplayBoundary,
     RequestsWithdrawn,
     SessionOpened,
@@ -114,17 +115,10 @@ class Engine:
         self.permissions = Permissions(
             options.permissions, self.registry.by_id, listener, ctx.status_changed, self.reviewed
         )
-        self.elicitations = Elicitations(
-            self.registry.by_id,
-            QuestionsInDocuments(self.registry.by_id, self.conversations, listener),
-            ctx.status_changed,
-            timeout=lambda: options.elicitation_timeout,
-            tell_user=listener.on_error,
-        )
+        self.questions = kernel.add(Questions(kernel, listener))
+        self.elicitations = self.questions.elicitations
         # The agent's client terminals: the commands it runs through us, shown in the transcript.
-        self.terminals = Terminals(
-            lambda: self.registry.by_id, self.conversations.terminal_output, listener.on_terminal
-        )
+        self.terminals = Terminals(lambda: self.registry.by_id, self.bus, listener.on_terminal)
         self._answer_requests()
         self._subscribe()
 
@@ -137,8 +131,6 @@ class Engine:
         requests.answer("fs/write_text_file", lambda p, _agent: self.fs.write_text_file(p))
         for method in TERMINAL_METHODS:
             requests.answer(method, functools.partial(self._terminal_request, method))
-        requests.answer("elicitation/create", self.elicitations.request)
-        requests.hear("elicitation/complete", self.elicitations.complete)
 
     async def _terminal_request(self, method: str, params: JsonObj, _agent: str) -> JsonObj:
         return await self.terminals.handle(method, params)
@@ -160,15 +152,18 @@ class Engine:
         react(UpdateRouted, "terminals: a tool call's terminal", self._terminal_follows)
         react(UpdateRouted, "kernel: the status", self._status_follows)
         react(SessionOpened, "conversation: the document exists", lambda e: docs.opened(e.session))
+        react(ConversationPiece, "conversation: a feature's piece", docs.piece)
+        react(
+            QuestionSettled,
+            "conversation: a question's block settled",
+            lambda e: docs.question_settled(e.session, e.ident, e.markdown),
+        )
         react(ReplayBoundary, "conversation: the replay merged", lambda e: docs.replay(e.session, e.starting))
         react(PromptAdmitted, "titles: the first prompt's title", titles.prompt_admitted)
         react(PromptSent, "conversation: the prompt", lambda e: docs.prompt_sent(e.session, e.turn))
         react(PromptSent, "kernel: the agent's idle clock", self._agent_used)
-        react(
-            RequestsWithdrawn,
-            "edits and questions: answered cancelled",
-            lambda e: _cancel_questions(e.session),
-        )
+        react(RequestsWithdrawn, "edits: permissions answered cancelled", self._withdraw_permissions)
+        react(RequestsWithdrawn, "questions: answered cancelled", self.questions.withdrawn)
         self.bus.react_awaited(
             TurnSettling,
             "edits: reviewed edits put in place",
@@ -193,6 +188,10 @@ class Engine:
         )
         react(AgentReady, "titles: reconcile with session/list", titles.agent_ready)
         react(AgentLost, "kernel: queued turns fail, terminals released", self._agent_lost)
+
+    @staticmethod
+    def _withdraw_permissions(event: RequestsWithdrawn) -> None:
+        Permissions.cancel_pending(event.session)
 
     def _agent_used(self, event: PromptSent | TurnEnded) -> None:
         self.agents.by_name[event.session.agent].last_used = time.monotonic()
@@ -518,21 +517,6 @@ class Engine:
     async def write_text_file(self, params: JsonObj) -> JsonObj:
         return await self.fs.write_text_file(params)
 
-    def pending_elicitations(self) -> list[Elicitation]:
-        return self.elicitations.pending()
-
-    def respond_elicitation(self, elicitation_id: object, action: object, content: object = None) -> None:
-        self.elicitations.respond(elicitation_id, action, content)
-
-    def answer_from_document(self, elicitation_id: object, document: str) -> None:
-        self.elicitations.respond_from_document(elicitation_id, document)
-
     async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
         """An applied agent edit of a file the editor has not open, written by the sidecar."""
         return await self.fs.write_closed_file(session_id, path, expected, text)
-
-
-def _cancel_questions(session: Session) -> None:
-    """The turn is being cancelled (or is gone): its permission requests and questions answer."""
-    Permissions.cancel_pending(session)
-    Elicitations.cancel_pending(session)

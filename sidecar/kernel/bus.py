@@ -92,6 +92,27 @@ class PromptAdmitted:
 
 
 @dataclass(frozen=True)
+class ConversationPiece:
+    """A feature's Markdown piece for the session's conversation document, its untrusted parts
+    escaped by the feature (`kernel/pieces.py`): a terminal's output, a question's block.
+    `urgent`: written out at once, not within the interval."""
+
+    session: Session
+    markdown: str
+    urgent: bool = False
+
+
+@dataclass(frozen=True)
+class QuestionSettled:
+    """The question whose block is `ident` ended: the block gives way to `markdown`, the line that
+    records its outcome (added at the end where the block is gone)."""
+
+    session: Session
+    ident: str
+    markdown: str
+
+
+@dataclass(frozen=True)
 class TitleChanged:
     """A session's title record changed (`info` is its acp/sessionInfo); `elsewhere`: another
     sidecar on the state directory saved it (and retitled the documents it writes)."""

@@ -168,9 +168,9 @@ def _question_actions(
     typed there, or decline it. (elicitationId, action) pairs."""
     if buffer is None:
         return []
-    from sidecar.features.conversation.api import locate_prompt_area, questions_in  # with the engine
+    from sidecar.kernel.pieces import locate_prompt_area, questions_in  # with the engine
 
-    pending = {e.elicitation_id for e in engine.pending_elicitations() if e.form is not None}
+    pending = {e.elicitation_id for e in engine.elicitations.pending() if e.form is not None}
     area = locate_prompt_area(buffer)
     starts = line_starts(buffer)
     found: list[tuple[str, types.CodeAction]] = []
@@ -221,7 +221,7 @@ def _elicitation_actions(
     """The agent's open questions (but those in `skip`, offered by their block): each can be
     declined from any document; a single choice or yes/no question can be answered here too."""
     actions: list[types.CodeAction] = []
-    for elicitation in engine.pending_elicitations():
+    for elicitation in engine.elicitations.pending():
         if elicitation.elicitation_id in skip:
             continue
         what = ls.clean(elicitation.message, 60)

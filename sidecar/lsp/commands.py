@@ -202,29 +202,6 @@ async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -
     return {}
 
 
-@command("acp.elicitation.respond", "ElicitationRespond", "elicitationId", in_order=False)
-async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond) -> Any:
-    engine = await ls.ready_engine()
-    engine.respond_elicitation(args.elicitation_id, args.action or "accept", args.content)
-    return {}
-
-
-@command("acp.elicitation.answer", "ElicitationAnswer", in_order=False, reads_buffer=True)
-async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -> Any:
-    buffer = buffer_at_arrival.get()
-    engine = await ls.ready_engine()
-    if args.uri is None:
-        raise invalid("uri is required: the transcript document that holds the question")
-    if buffer is None:
-        # Not open in the editor: the file (the block as the sidecar wrote it, or saved answers).
-        identity = await ls.transcripts.identify(args.uri)
-        if identity is None:
-            raise invalid(f"{args.uri[:200]} is not a transcript document")
-        buffer = await asyncio.to_thread(engine.conversations.store.read, *identity)
-    engine.answer_from_document(args.elicitation_id, buffer or "")
-    return {}
-
-
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()

@@ -215,7 +215,7 @@ class AcpLanguageServer(LanguageServer):
         return result
 
     def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
-        self.engine_or_raise().respond_elicitation(elicitation_id, action, content)
+        self.engine_or_raise().elicitations.respond(elicitation_id, action, content)
 
     def clean(self, text: str, max_length: int) -> str:
         from sidecar.text_safety import sanitize_text

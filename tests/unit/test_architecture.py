@@ -199,10 +199,6 @@ STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
         ("sidecar.features.conversation.lsp_documents", "engine"),
         ("sidecar.features.edits.change_store", "conversation"),
         ("sidecar.features.edits.lsp_proposals", "engine"),
-        ("sidecar.features.questions.elicitations", "conversation"),
-        ("sidecar.features.questions.form_block", "conversation"),
-        ("sidecar.features.questions.question_docs", "conversation"),
-        ("sidecar.features.terminals.terminals", "conversation"),
     },
     "the LSP shell imports a feature": {
         ("sidecar.lsp.app", "conversation"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.features.conversation.terminal import terminal_exit_line, terminal_output_block
+from sidecar.features.terminals.pieces import terminal_exit_line, terminal_output_block
 from sidecar.features.terminals.terminals import OutputBuffer, exit_status_of
 
 

@@ -24,9 +24,9 @@ from sidecar.features.conversation.model import (
     ReplayItem,
 )
 from sidecar.features.conversation.names import safe_name
-from sidecar.features.conversation.questions import Question, carry_answers, find_question, questions_in
 from sidecar.features.conversation.render import Renderer
 from sidecar.features.conversation.store import DEFAULT_MAX_BYTES, TranscriptStore
+from sidecar.kernel.pieces import Question, carry_answers, find_question, questions_in
 from sidecar.kernel.prompts import context_meta, rename_title
 from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 

@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
+from sidecar.kernel.pieces import MARKER_PREFIX
+
 __all__ = ["BlockState", "MarkdownEscaper", "Mode", "escape_markdown", "line_states", "scan_end"]
 
-MARKER_PREFIX = "<!-- acp-sidecar"
 # A line undecided for this long is decided the safe way (escaped): a hostile line must not be
 # held back, or examined again and again, without bound.
 _HOLD_LIMIT = 1024

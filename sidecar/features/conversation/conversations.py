@@ -38,6 +38,7 @@ from sidecar.features.conversation.operations import (
     render_call,
 )
 from sidecar.kernel import errors
+from sidecar.kernel.bus import ConversationPiece
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.daemon_worker import DaemonWorker
 from sidecar.kernel.session import Session
@@ -181,16 +182,14 @@ class Conversations:
         silent = no_answer(stop, error, turn.answered)
         self._queue(conversation, lambda: render_call(renderer.turn_ended, stop, error, silent), urgent=True)
 
-    def terminal_output(self, session: Session, markdown: str) -> None:
-        """A shown client terminal's new output or its end (Markdown from features/terminals/terminals.py)."""
-        renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: render_call(renderer.terminal, markdown))
-
-    def question_asked(self, session: Session, markdown: str) -> None:
-        """An agent's form question waits for the user: its block goes into the conversation now,
-        where the user can answer it (features/questions/form_block.py)."""
-        renderer = self._of(session).renderer
-        self._queue(self._of(session), lambda: render_call(renderer.question, markdown), urgent=True)
+    def piece(self, event: ConversationPiece) -> None:
+        """A feature's piece of the document: a shown client terminal's new output or its end
+        (features/terminals/pieces.py), an agent's form question that waits for the user, which
+        goes in at once, where the user can answer it (features/questions/form_block.py)."""
+        renderer = self._of(event.session).renderer
+        self._queue(
+            self._of(event.session), lambda: render_call(renderer.piece, event.markdown), event.urgent
+        )
 
     def question_settled(self, session: Session, ident: str, outcome: str) -> None:
         """The question `ident` was answered (by any route), declined or cancelled: its block is
@@ -202,7 +201,7 @@ class Conversations:
         def settle() -> DocumentChange | None:
             change = self.store.replace_question(agent, sid, ident, outcome)
             if change is None:
-                renderer.question(outcome)
+                renderer.piece(outcome)
             return change
 
         self._queue(conversation, AfterRendered(settle), urgent=True)

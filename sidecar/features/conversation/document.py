@@ -20,7 +20,13 @@ from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from sidecar.features.conversation.clean import one_line
-from sidecar.features.conversation.questions import carry_answers
+from sidecar.kernel.pieces import (
+    MARKER,
+    PROMPT_AREA,
+    PromptArea,
+    carry_answers,
+    locate_prompt_area,
+)
 
 __all__ = [
     "MARKER",
@@ -40,9 +46,6 @@ __all__ = [
     "separator_for",
 ]
 
-MARKER = '<!-- acp-sidecar: write your prompt below this line, then run the code action "Send to agent" -->'
-PROMPT_HEADING = "## Your prompt"
-PROMPT_AREA = f"---\n\n{PROMPT_HEADING}\n\n{MARKER}\n"
 IDENTITY_PREFIX = "<!-- acp-sidecar transcript"
 UNTITLED = "Untitled session"
 TITLE_LIMIT = 500
@@ -62,15 +65,6 @@ class TextEdit:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class PromptArea:
-    """Where the prompt area is in a document text."""
-
-    start: int  # where the area begins (its "---" line; the marker line if the lines above it were edited)
-    marker_end: int  # just past the marker line (and its newline, when it has one)
-    prompt_start: int  # where the user's prompt begins (== marker_end)
 
 
 def _encode_id(value: str) -> str:
@@ -121,35 +115,6 @@ def separator_for(conversation: str, closing: str = "") -> str:
 
 def _line_start(text: str, pos: int) -> int:
     return text.rfind("\n", 0, pos) + 1
-
-
-def locate_prompt_area(text: str) -> PromptArea | None:
-    """The prompt area of a document: its last marker line (exact, at the start of a line).
-
-    Nothing we write into the conversation can be a marker line (it is escaped), so the last one is
-    ours unless the user pasted one into their own prompt.
-    """
-    search_end = len(text)
-    while True:
-        found = text.rfind(MARKER, 0, search_end)
-        if found < 0:
-            return None
-        search_end = found
-        if found and text[found - 1] != "\n":
-            continue
-        after = found + len(MARKER)
-        line_end = text.find("\n", after)
-        rest = text[after:] if line_end < 0 else text[after:line_end]
-        if rest.strip(" \t\r"):
-            continue
-        marker_end = len(text) if line_end < 0 else line_end + 1
-        start = found
-        expected = f"---\n\n{PROMPT_HEADING}\n\n"
-        if text.startswith(expected, found - len(expected)) and (
-            found - len(expected) == 0 or text[found - len(expected) - 1] == "\n"
-        ):
-            start = found - len(expected)
-        return PromptArea(start, marker_end, marker_end)
 
 
 def prompt_text(text: str) -> str | None:

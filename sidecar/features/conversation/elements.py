@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from sidecar.features.conversation.blocks import MARKER_PREFIX
 from sidecar.features.conversation.clean import clean_text, inline_code, one_line
+from sidecar.kernel.pieces import MARKER_PREFIX, fence_for
 
 JsonObj = dict[str, Any]
 
@@ -256,11 +256,6 @@ def diffs_of(content: object) -> list[JsonObj]:
 
 def diff_key(call_id: str, diff: JsonObj) -> str:
     return "td:" + digest(call_id, diff.get("path"), diff.get("oldText"), diff.get("newText"))
-
-
-def fence_for(text: str, char: str = "`") -> str:
-    longest = max((len(run) for run in re.findall(f"{re.escape(char)}+", text)), default=0)
-    return char * max(3, longest + 1)
 
 
 def diff_block(diff: JsonObj, cwd: str | None) -> str:

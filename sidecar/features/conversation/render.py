@@ -192,16 +192,11 @@ class Renderer:
         self._emit(fork_line(parent_title, self._clock()))
         self._finish(None)
 
-    def terminal(self, markdown: str) -> None:
-        """A client terminal's piece, already Markdown (see terminal.py); live only, no key."""
-        self._start("agent")
-        self._emit(markdown)
-        self._finish(None)
-
-    def question(self, markdown: str) -> None:
-        """The block of an agent's question the user answers in the document, or the line that
-        records its outcome (built by the engine, untrusted parts escaped); live only, no key:
-        it is no item of the agent's history."""
+    def piece(self, markdown: str) -> None:
+        """A feature's piece, already Markdown (untrusted parts escaped by the feature): a client
+        terminal's output, the block of an agent's question the user answers in the document, or
+        the line that records its outcome; live only, no key: it is no item of the agent's
+        history."""
         self._start("agent")
         self._emit(markdown)
         self._finish(None)

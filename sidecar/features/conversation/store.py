@@ -46,7 +46,7 @@ from sidecar.features.conversation.index import ItemIndex
 from sidecar.features.conversation.layout import Layout, bridge, decode_prefix, parse_layout, trim_head
 from sidecar.features.conversation.model import Anchor, AnchoredEdit, Batch, DocumentChange
 from sidecar.features.conversation.names import TranscriptPaths
-from sidecar.features.conversation.questions import find_question
+from sidecar.kernel.pieces import find_question
 
 __all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
 

@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol, cast
 
 from sidecar.acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
-from sidecar.features.conversation.api import locate_prompt_area, questions_in
 from sidecar.features.questions.form_block import read_answers
 from sidecar.features.questions.forms import FormError, check_url, parse_form
 from sidecar.features.questions.question import Elicitation
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.pieces import locate_prompt_area, questions_in
 from sidecar.kernel.session import Session
 
 JsonObj = dict[str, Any]

@@ -16,9 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sidecar.features.conversation.clean import inline_code
-from sidecar.features.conversation.questions import find_question, question_end, question_start
 from sidecar.features.questions.forms import Field, FormError
+from sidecar.kernel.pieces import find_question, inline_code, question_end, question_start
 from sidecar.text_safety import one_line
 
 if TYPE_CHECKING:

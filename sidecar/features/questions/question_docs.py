@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sidecar.features.questions.form_block import block, outcome_line
+from sidecar.kernel.bus import ConversationPiece, EventBus, QuestionSettled
 
 if TYPE_CHECKING:
-    from sidecar.features.conversation.conversations import Conversations
     from sidecar.features.questions.elicitations import ElicitationAsker
     from sidecar.features.questions.question import Elicitation
     from sidecar.kernel.session import Session
@@ -22,11 +22,9 @@ class QuestionsInDocuments:
     """An `ElicitationAsker` that shows the question in the document, then passes it on to the
     editor's (`asker`)."""
 
-    def __init__(
-        self, sessions: Mapping[str, Session], conversations: Conversations, asker: ElicitationAsker
-    ) -> None:
+    def __init__(self, sessions: Mapping[str, Session], bus: EventBus, asker: ElicitationAsker) -> None:
         self._sessions = sessions
-        self._conversations = conversations
+        self._bus = bus  # the conversation document takes the blocks from it
         self._asker = asker
 
     def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None:
@@ -34,8 +32,8 @@ class QuestionsInDocuments:
         # A URL question has nothing to type; one tied to no session has no document.
         if session is not None and elicitation.form is not None:
             if state == "pending":
-                self._conversations.question_asked(session, block(elicitation))
+                self._bus.publish(ConversationPiece(session, block(elicitation), urgent=True))
             elif state == "resolved" and answer is not None:
                 outcome = outcome_line(elicitation, answer)
-                self._conversations.question_settled(session, elicitation.elicitation_id, outcome)
+                self._bus.publish(QuestionSettled(session, elicitation.elicitation_id, outcome))
         self._asker.on_elicitation(elicitation, state, answer)

@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sidecar.acp.process import REAPER, reaper_handshake, signal_name
-from sidecar.features.conversation.terminal import (
+from sidecar.features.terminals.pieces import (
     terminal_cut_note,
     terminal_exit_line,
     terminal_heading,
     terminal_output_block,
 )
 from sidecar.kernel import errors
+from sidecar.kernel.bus import ConversationPiece, EventBus
 from sidecar.kernel.files import resolve_inside
 from sidecar.kernel.session import Session
 from sidecar.tasks import OwnedTasks
@@ -185,7 +186,6 @@ def exit_status_of(returncode: int) -> JsonObj:
     return {"exitCode": returncode, "signal": None}
 
 
-DocumentSink = Callable[[Session, str], None]  # a Markdown piece for the session's transcript
 EventSink = Callable[[str, JsonObj], None]  # (session id, terminal event) for the editor
 
 
@@ -195,13 +195,13 @@ class Terminals:
     def __init__(
         self,
         sessions: Callable[[], dict[str, Session]],
-        write_document: DocumentSink,
+        bus: EventBus,
         on_event: EventSink,
         *,
         environ: dict[str, str] | None = None,
     ) -> None:
         self._sessions = sessions
-        self._write_document = write_document
+        self._bus = bus  # the conversation document takes the terminal's pieces from it
         self._on_event = on_event
         self._environ = environ
         self._by_id: dict[str, Terminal] = {}
@@ -492,7 +492,7 @@ class Terminals:
             assert terminal.exit_status is not None
             pieces.append(terminal_exit_line(terminal.label, terminal.exit_status))
         if pieces:
-            self._write_document(session, "\n".join(pieces))
+            self._bus.publish(ConversationPiece(session, "\n".join(pieces)))
         if text or final:
             self._event(terminal)
 

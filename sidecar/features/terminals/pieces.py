@@ -1,4 +1,5 @@
-"""A client terminal's output in the transcript: a heading, fenced pieces of output, its end.
+"""A client terminal's output as pieces of the conversation document: a heading, fenced
+pieces of output, its end.
 
 The output is untrusted: it is cleaned (no escape sequences or control characters), fenced with a
 fence longer than any run of backticks inside, and a line that looks like one of the document's
@@ -9,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sidecar.features.conversation.blocks import MARKER_PREFIX
-from sidecar.features.conversation.clean import clean_text, inline_code, one_line
-from sidecar.features.conversation.elements import fence_for
+from sidecar.kernel.pieces import MARKER_PREFIX, fence_for, inline_code
+from sidecar.text_safety import clean_text, one_line
 
 __all__ = ["terminal_cut_note", "terminal_exit_line", "terminal_heading", "terminal_output_block"]
 
