@@ -1,9 +1,23 @@
-// Bundles the extension (one file, no node_modules in the .vsix), the chat
-// webview's script, and the unit tests (each with the pure modules it tests).
+// Bundles the extension (one file, no node_modules in the .vsix) and the chat
+// webview's script into out/; with --tests, only the unit tests of test/ (each
+// with the pure modules it tests) into out/test/, which the .vsix never carries.
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022' };
+
+if (process.argv.includes('--tests')) {
+  const tests = readdirSync('test').filter((f) => f.endsWith('.test.ts'));
+  await build({
+    ...common,
+    entryPoints: tests.map((f) => `test/${f}`),
+    outdir: 'out/test',
+    platform: 'node',
+    format: 'cjs',
+    external: ['vscode'],
+  });
+  process.exit(0);
+}
 
 await build({
   ...common,
@@ -22,14 +36,4 @@ await build({
   platform: 'browser',
   format: 'iife',
   minify: true,
-});
-
-const tests = readdirSync('src/test').filter((f) => f.endsWith('.test.ts'));
-await build({
-  ...common,
-  entryPoints: tests.map((f) => `src/test/${f}`),
-  outdir: 'out/test',
-  platform: 'node',
-  format: 'cjs',
-  external: ['vscode'],
 });

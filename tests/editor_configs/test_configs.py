@@ -336,7 +336,11 @@ def test_vscode_extension_builds_and_packages(tmp_path_factory: pytest.TempPathF
     for want in ("extension/package.json", "extension/out/extension.js", "extension/out/webview/chat.js"):
         assert want in names, sorted(names)
     assert "extension/media/chat.css" in names
-    leaked = sorted(n for n in names if "node_modules" in n or n.endswith((".ts", ".map")) or "/src/" in n)
+    leaked = sorted(
+        n
+        for n in names
+        if "node_modules" in n or n.endswith((".ts", ".map")) or "/src/" in n or "/test/" in n
+    )
     assert not leaked, leaked
 
 

@@ -51,62 +51,6 @@ export function renderMarkdown(text: string): string {
     .replace(/<li>\[ \] /g, '<li class="task">☐ ');
 }
 
-/** The start of the prompt area (docs/protocol.md): the conversation ends before the last one. */
-const PROMPT_AREA = /\n---\n\n## Your prompt\n/g;
-/** The sidecar's own comment lines (identity, prompt marker): structure, not conversation. */
-const MARKER_LINE = /^<!-- acp-sidecar[^\n]*-->\n?/gm;
-/** The document's header: its title line and identity comment (the view's header shows the title). */
-const HEADER = /^# [^\n]*\n<!-- acp-sidecar transcript[^\n]*-->\n/;
-/** A fence line at the top level (the sidecar escapes any other that could open one). */
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
-const HEADINGS = new Set(['## You', '## Agent']);
-
-/** The conversation of a transcript document: without its header, prompt area and marker comments. */
-export function conversationOf(document: string): string {
-  let cut = -1;
-  for (const m of document.matchAll(PROMPT_AREA)) {
-    cut = m.index ?? -1;
-  }
-  const body = cut >= 0 ? document.slice(0, cut + 1) : document;
-  return body.replace(HEADER, '').replace(MARKER_LINE, '').replace(/^\n+/, '');
-}
-
-/**
- * The conversation cut before each of the sidecar's turn headings (`## You`, `## Agent` at the
- * start of a line after a blank one, outside a code block): each part is whole Markdown.
- */
-export function splitTurns(body: string): string[] {
-  const parts: string[] = [];
-  let start = 0;
-  let pos = 0;
-  let fence: string | undefined;
-  let afterBlank = true;
-  while (pos < body.length) {
-    let end = body.indexOf('\n', pos);
-    if (end < 0) {
-      end = body.length;
-    }
-    const line = body.slice(pos, end);
-    const m = FENCE.exec(line);
-    if (fence !== undefined) {
-      if (m && m[1][0] === fence[0] && m[1].length >= fence.length && m[2].trim() === '') {
-        fence = undefined;
-      }
-    } else if (m && !(m[1][0] === '`' && m[2].includes('`'))) {
-      fence = m[1];
-    } else if (afterBlank && pos > start && HEADINGS.has(line)) {
-      parts.push(body.slice(start, pos));
-      start = pos;
-    }
-    afterBlank = line.trim() === '';
-    pos = end + 1;
-  }
-  if (start < body.length || parts.length === 0) {
-    parts.push(body.slice(start));
-  }
-  return parts;
-}
-
 export interface Part {
   index: number;
   /** `you`, `agent`, or `other` (what comes before the first turn: a trim note). */
@@ -122,7 +66,8 @@ export interface Part {
  * shows is mirrored here, so that a change is what differs from it.
  */
 export class RenderedConversation {
-  private blocks = new ConversationBlocks(renderMarkdown);
+  /** Protected: the tests read the Markdown its blocks add up to (test/wholeDocument.ts). */
+  protected blocks = new ConversationBlocks(renderMarkdown);
   /** The HTML of each block of each turn, as the webview has it. */
   private shown: string[][] = [];
   /** Per turn, how many of its blocks were final at the last change (they cannot have changed since). */
@@ -130,12 +75,6 @@ export class RenderedConversation {
 
   /** Turns to diff at the next `changes`: from the first, or all of them after a reset. */
   private reset = false;
-
-  /** The whole document at once: fed whole, then its changes (tests, and a document read whole). */
-  update(document: string): { count: number; changed: Part[] } {
-    this.feed(document, true);
-    return this.changes();
-  }
 
   /**
    * The document from the last commit point on (`reset`: whole). Returns how many characters of
@@ -196,20 +135,6 @@ export class RenderedConversation {
       parts.push({ index, kind: turn.kind, from: 0, blocks });
     }
     return parts;
-  }
-
-  /** The Markdown of each turn now (tests: what the blocks add up to). */
-  turnsMarkdown(): string[] {
-    const out: string[] = [];
-    for (let index = 0; index < this.blocks.count; index++) {
-      const turn = this.blocks.turn(index);
-      let text = '';
-      for (let i = 0; i < turn.count; i++) {
-        text += turn.markdown(i);
-      }
-      out.push(text);
-    }
-    return out;
   }
 
   clear(): void {

@@ -6,8 +6,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { type Part, RenderedConversation, conversationOf, renderMarkdown, splitTurns } from '../conversation';
-import { TranscriptReader } from '../transcriptFile';
+import { type Part, RenderedConversation, renderMarkdown } from '../src/conversation';
+import { TranscriptReader } from '../src/transcriptFile';
+import { InspectedConversation, conversationOf, splitTurns } from './wholeDocument';
 
 const HEAD = '# A long answer\n<!-- acp-sidecar transcript · agent demo · session s1 -->\n\n';
 const AREA = '---\n\n## Your prompt\n\n<!-- acp-sidecar: write your prompt below this line, then run the code action "Send to agent" -->\n';
@@ -82,7 +83,7 @@ function wholeHtml(document: string): string[] {
 test('the blocks of each turn add up to the turn, and render to what the turn renders whole', () => {
   const body = conversation();
   const doc = documentOf(body);
-  const view = new RenderedConversation();
+  const view = new InspectedConversation();
   const { count, changed } = view.update(doc);
   assert.deepEqual(view.turnsMarkdown(), splitTurns(conversationOf(doc)));
   assert.equal(count, 4);
@@ -102,7 +103,7 @@ test('a document that grows piece by piece shows at every step what it shows who
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed % n;
   };
-  const reader = new RenderedConversation();
+  const reader = new InspectedConversation();
   const shown: string[][] = [];
   let committed = 0; // characters of the document the conversation committed to
   let length = 0;

@@ -1,7 +1,7 @@
 // Unit tests of the settings → initializationOptions mapping.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { initializationOptions, olderSidecarOptions } from '../protocol';
+import { initializationOptions, olderSidecarOptions } from '../src/protocol';
 
 const base = {
   agentCommand: [] as string[],

@@ -2,7 +2,7 @@
 // tests/unit/test_proposals.py).
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { isCurrent, proposalFor, toProposals } from '../proposals';
+import { isCurrent, proposalFor, toProposals } from '../src/proposals';
 
 const good = { path: '/ws/a.txt', uri: 'file:///ws/a.txt', version: 3, fit: 'applies', text: 'after\n', reason: null };
 

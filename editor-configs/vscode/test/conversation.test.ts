@@ -1,7 +1,8 @@
 // Unit tests of the chat's conversation: the transcript document cut into turns and rendered.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { type Part, RenderedConversation, conversationOf, splitTurns } from '../conversation';
+import { type Part } from '../src/conversation';
+import { InspectedConversation, conversationOf, splitTurns } from './wholeDocument';
 
 const html = (part: Part): string => part.blocks.join('');
 
@@ -26,7 +27,7 @@ test('turns are cut at the sidecar headings only, never inside a code block', ()
 });
 
 test('a streamed answer renders its own turn again, nothing before it', () => {
-  const view = new RenderedConversation();
+  const view = new InspectedConversation();
   const first = view.update(HEAD + YOU + '## Agent\n\nIt has\n\n' + AREA);
   assert.equal(first.count, 2);
   assert.deepEqual(first.changed.map((p) => [p.index, p.kind]), [[0, 'you'], [1, 'agent']]);
@@ -38,7 +39,7 @@ test('a streamed answer renders its own turn again, nothing before it', () => {
 });
 
 test('HTML and images from the agent are text, never elements', () => {
-  const view = new RenderedConversation();
+  const view = new InspectedConversation();
   const { changed } = view.update(HEAD + '## Agent\n\nSee <b>bold</b> <img src=x onerror=alert(1)> ![i](http://x/y.png) [a](javascript:alert(1))\n\n' + AREA);
   const html = changed[0].blocks.join('');
   assert.ok(html.includes('&lt;b&gt;bold&lt;/b&gt;') && html.includes('&lt;img src=x'), html);
@@ -46,7 +47,7 @@ test('HTML and images from the agent are text, never elements', () => {
 });
 
 test('a diff block has its lines marked; a plan its boxes', () => {
-  const view = new RenderedConversation();
+  const view = new InspectedConversation();
   const diff = '## Agent\n\nDiff of `a.txt`:\n\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+<b>\n```\n\n**Plan:**\n\n- [x] Read\n- [ ] Write\n\n';
   const html = view.update(HEAD + diff + AREA).changed[0].blocks.join('');
   assert.ok(html.includes('<span class="file">--- a/a.txt</span>') && html.includes('<span class="hunk">@@ -1 +1,2 @@</span>'), html);

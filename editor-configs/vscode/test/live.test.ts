@@ -2,7 +2,7 @@
 // requests, edits to review.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { LiveArea } from '../live';
+import { LiveArea } from '../src/live';
 
 const DIFF = { type: 'diff', path: '/ws/README.md', oldText: 'a\n', newText: 'a\nb\n' };
 const OPTIONS = [

@@ -1,7 +1,7 @@
 // Unit tests of the one-line text helpers (node:test, no VS Code needed).
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { chatHeader, escapeIcons, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices, validCommands } from '../text';
+import { chatHeader, escapeIcons, sanitize, sessionPick, statusBarText, statusTooltip, truncate, validChoices, validCommands } from '../src/text';
 
 test('sanitize removes escape sequences and control characters', () => {
   assert.equal(sanitize('100% \x1b[31mred\x1b[0m'), '100% red');
