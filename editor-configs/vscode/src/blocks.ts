@@ -1,4 +1,4 @@
-// The transcript document read piece by piece: its conversation cut into turns (at the
+// The conversation document read piece by piece: its conversation cut into turns (at the
 // sidecar's `## You` / `## Agent` headings) and each turn into blocks, at boundaries where
 // rendering the blocks one by one gives what rendering the turn whole would (a blank line
 // outside a code block, before an unindented line that is not a list item). A growing answer

@@ -1,4 +1,4 @@
-// The chat view (a webview view): the active session's transcript document
+// The chat view (a webview view): the active session's conversation document
 // rendered as Markdown (conversation.ts), what waits for the user below it
 // (live.ts: permission requests, edits to review, prompts not shown yet), and
 // an input box. Changes go to the webview at most every FLUSH_MS, each turn of
@@ -10,7 +10,7 @@ import { RenderedConversation } from './conversation';
 import { LiveArea } from './live';
 import type { HostMessage, ViewMessage, ViewState } from './messages';
 import { PerfProbe } from './perf';
-import type { Piece } from './transcriptFile';
+import type { Piece } from './conversationFile';
 
 export const CHAT_VIEW_ID = 'acpSidecar.chat';
 const FLUSH_MS = 50;
@@ -142,7 +142,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     return { running: this.running, header: this.header };
   }
 
-  /** The transcript document is gone (another session): nothing shown until the next piece. */
+  /** The conversation document is gone (another session): nothing shown until the next piece. */
   noDocument(): void {
     this.conversation.clear();
     this.cleared = true;
@@ -150,7 +150,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.schedule();
   }
 
-  /** The next piece of the transcript document (transcriptFile.ts); returns how many of its
+  /** The next piece of the conversation document (conversationFile.ts); returns how many of its
    * characters the conversation committed to (the next piece starts after them). */
   feed(piece: Piece, readMs = 0): number {
     const started = performance.now();

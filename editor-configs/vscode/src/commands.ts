@@ -155,7 +155,7 @@ export class Commands {
     const name = truncate(sanitize(title), 80) || 'untitled';
     const answer = await vscode.window.showWarningMessage(
       `Delete the session "${name}"?`,
-      { modal: true, detail: 'The agent forgets it, and its title and transcript are removed here.' },
+      { modal: true, detail: 'The agent forgets it, and its title and conversation document are removed here.' },
       'Delete',
     );
     if (answer !== 'Delete') {

@@ -1,7 +1,7 @@
 // Connects the sidecar's notifications to what the user sees (status bar, chat
 // view, permission notifications) and carries out what the user asks (send a
 // prompt, stop, answer, review, load a session). The chat's conversation is the
-// active session's transcript document, read from its file (which the sidecar
+// active session's conversation document, read from its file (which the sidecar
 // writes as the agent answers) each time the file changes. (Not opened as a
 // text document: the sidecar would keep it live through workspace/applyEdit,
 // and VS Code opens every text document with unsaved changes in an editor.)
@@ -12,10 +12,10 @@ import type { ChatActions, ChatView } from './chatView';
 import { DiffReview } from './diffReview';
 import type { PendingPrompt } from './live';
 import { Permissions } from './permissions';
-import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, TranscriptResult, TurnParams } from './protocol';
+import { AcpCommand, PromptResult, SessionInfoParams, StatusParams, ConversationDocumentResult, TurnParams } from './protocol';
 import type { Sidecar } from './sidecar';
 import { chatHeader, sanitize, statusBarText, statusTooltip } from './text';
-import { type Piece, TranscriptReader } from './transcriptFile';
+import { type Piece, ConversationFileReader } from './conversationFile';
 
 /** How long a burst of file events waits before the file is read (the sidecar writes in pieces). */
 const READ_DELAY_MS = 15;
@@ -49,9 +49,9 @@ function errorText(err: unknown): string {
 export class Controller implements ChatActions, vscode.Disposable {
   readonly permissions: Permissions;
   private readonly disposables: vscode.Disposable[] = [];
-  /** The transcript file the chat shows, watched (its directory: a rewritten file is seen too). */
+  /** The conversation file the chat shows, watched (its directory: a rewritten file is seen too). */
   private watched:
-    | { file: string; watcher: fs.FSWatcher; reader: TranscriptReader; timer?: ReturnType<typeof setTimeout> }
+    | { file: string; watcher: fs.FSWatcher; reader: ConversationFileReader; timer?: ReturnType<typeof setTimeout> }
     | undefined;
   private reading: Promise<void> = Promise.resolve();
   /** Bumped whenever the chat follows another session: a document opened for an older one is not shown. */
@@ -109,10 +109,10 @@ export class Controller implements ChatActions, vscode.Disposable {
     this.chat.changed();
   }
 
-  /** Finds the session's transcript document (created when missing), shows it and follows its file. */
+  /** Finds the session's conversation document (created when missing), shows it and follows its file. */
   private async openDocument(sessionId: string, generation: number): Promise<void> {
     try {
-      const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, { sessionId });
+      const t = await this.sidecar.exec<ConversationDocumentResult>(AcpCommand.sessionTranscript, { sessionId });
       if (generation !== this.generation) {
         return; // the chat follows another session by now
       }
@@ -124,7 +124,7 @@ export class Controller implements ChatActions, vscode.Disposable {
       });
       watcher.on('error', () => undefined); // the directory went away: nothing more to show
       this.unwatch();
-      this.watched = { file, watcher, reader: new TranscriptReader(file) };
+      this.watched = { file, watcher, reader: new ConversationFileReader(file) };
       this.readSoon();
     } catch (err) {
       if (generation === this.generation) {
@@ -333,7 +333,7 @@ export class Controller implements ChatActions, vscode.Disposable {
 
   // ------------------------------------------------------------------ sessions
 
-  /** Loads a session: it becomes active, and the chat shows its transcript document (its whole history). */
+  /** Loads a session: it becomes active, and the chat shows its conversation document (its whole history). */
   async loadSession(sessionId: string): Promise<void> {
     const result = await this.sidecar.exec<{ sessionId: string }>(AcpCommand.sessionLoad, { sessionId });
     await this.showSession(result.sessionId);
@@ -345,9 +345,9 @@ export class Controller implements ChatActions, vscode.Disposable {
     await this.chat.reveal();
   }
 
-  /** Opens the active session's transcript document in an editor. */
-  async openTranscript(): Promise<void> {
-    const t = await this.sidecar.exec<TranscriptResult>(AcpCommand.sessionTranscript, {});
+  /** Opens the active session's conversation document in an editor. */
+  async openConversationDocument(): Promise<void> {
+    const t = await this.sidecar.exec<ConversationDocumentResult>(AcpCommand.sessionTranscript, {});
     await vscode.window.showTextDocument(vscode.Uri.parse(t.uri, true), { preview: false });
   }
 

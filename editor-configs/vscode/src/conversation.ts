@@ -1,4 +1,4 @@
-// The conversation as the chat view shows it: the session's transcript document
+// The conversation as the chat view shows it: the session's conversation document
 // (docs/protocol.md, "Transcript documents"), which the sidecar writes and keeps
 // live in the open document, rendered as Markdown. The sidecar decides what the
 // conversation holds (notices, plans, tool calls, diffs, the user's prompts and

@@ -54,7 +54,7 @@ export function activate(context: vscode.ExtensionContext): void {
   register('acpSidecar.setMode', (id) => commands.setMode(id));
   register('acpSidecar.setModel', (id) => commands.setModel(id));
   register('acpSidecar.agentCommand', () => commands.agentCommand());
-  register('acpSidecar.showTranscript', () => ctl.openTranscript());
+  register('acpSidecar.showTranscript', () => ctl.openConversationDocument());
   register('acpSidecar.showLog', async () => log.show(true));
   register('acpSidecar.restart', () => running.restart());
   register('acpSidecar.permissions', () => ctl.permissions.pick());

@@ -1,9 +1,9 @@
 // What the chat view shows below the conversation, driven by the sidecar's
 // structured notifications: the prompts sent from this window until the
-// transcript shows them, permission requests with their buttons, the agent's
-// edits with "Review diff", and this window's own notes (queued, not sent).
-// The conversation itself is the transcript document (conversation.ts). Pure
-// (no `vscode`), unit-tested in node.
+// conversation document shows them, permission requests with their buttons,
+// the agent's edits with "Review diff", and this window's own notes (queued,
+// not sent). The conversation itself is the conversation document
+// (conversation.ts). Pure (no `vscode`), unit-tested in node.
 import { escapeHtml } from './conversation';
 import { toolCallDiffs, type FileDiff } from './proposals';
 import type { PermissionOption, PermissionParams, SessionUpdateParams } from './protocol';
@@ -73,7 +73,7 @@ export class LiveArea {
     this.sessionId = sessionId;
   }
 
-  /** A prompt typed here: shown at once, until the transcript shows it. Last turn's cards go. */
+  /** A prompt typed here: shown at once, until the conversation document shows it. Last turn's cards go. */
   sent(text: string): PendingPrompt {
     for (const [id, card] of this.permissions) {
       if (!card.pending) {
@@ -99,7 +99,7 @@ export class LiveArea {
     prompt.position = position;
   }
 
-  /** The transcript now holds what was sent for these turns (running or ended). */
+  /** The conversation document now holds what was sent for these turns (running or ended). */
   shown(turnIds: ReadonlySet<string>): boolean {
     const before = this.prompts.length;
     for (const p of [...this.prompts]) {

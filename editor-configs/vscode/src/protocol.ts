@@ -1,6 +1,11 @@
 // The acp-sidecar editor protocol (docs/protocol.md) as types and constants,
 // and the settings → initializationOptions mapping. No `vscode` import here,
 // so everything is unit-testable in node.
+//
+// The session's Markdown document is the conversation document here; the
+// protocol's names for it keep the word "transcript" (`acp.session.transcript`,
+// `transcriptUri`, the `transcript.*` options, the state directory's
+// `transcripts/`, the document's `<!-- acp-sidecar transcript …` line).
 
 /** Commands of the sidecar (`workspace/executeCommand`). */
 export const AcpCommand = {
@@ -184,7 +189,7 @@ export interface AgentEntry {
   default: boolean;
 }
 
-export interface TranscriptResult {
+export interface ConversationDocumentResult {
   sessionId: string;
   uri: string;
 }
@@ -216,7 +221,7 @@ function clamp(value: number, min: number, max: number): number {
 /**
  * initializationOptions from the extension's settings. The extension shows the
  * conversation (chat view) and permission requests (notifications with a diff
- * review) itself, so it turns off the sidecar's own transcript document on
+ * review) itself, so it turns off the sidecar's own conversation document on
  * prompt and its permission dialogs; a loaded session's history comes from
  * the document, so no update per replayed one.
  */

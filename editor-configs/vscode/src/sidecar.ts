@@ -33,8 +33,8 @@ const STOP_TIMEOUT_MS = 5000;
 
 /** What this sidecar offers beyond the basics (it may predate parts of docs/protocol.md). */
 export interface Features {
-  /** `acp.session.transcript`: the stored conversation of a session. */
-  transcripts: boolean;
+  /** `acp.session.transcript`: the conversation document of a session. */
+  conversationDocuments: boolean;
   /** `acp/permission` with `notify.permissionDialog: false`: this extension shows permission requests. */
   permissionNotifications: boolean;
 }
@@ -91,7 +91,7 @@ export class Sidecar implements vscode.Disposable {
   get features(): Features {
     const commands = this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
     return {
-      transcripts: commands.includes(AcpCommand.sessionTranscript),
+      conversationDocuments: commands.includes(AcpCommand.sessionTranscript),
       permissionNotifications: this.client !== undefined && !this.olderOptions.has('permissionDialog'),
     };
   }

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { type Part, RenderedConversation, renderMarkdown } from '../src/conversation';
-import { TranscriptReader } from '../src/transcriptFile';
+import { ConversationFileReader } from '../src/conversationFile';
 import { InspectedConversation, conversationOf, splitTurns } from './wholeDocument';
 
 const HEAD = '# A long answer\n<!-- acp-sidecar transcript · agent demo · session s1 -->\n\n';
@@ -151,11 +151,11 @@ test('a change sends only the blocks that changed, and a webview back from hidin
   assert.deepEqual(all.map((p) => p.blocks.join('')), wholeHtml(doc(41)));
 });
 
-test('the transcript file is read from the commit point on while it is the same file', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-transcript-'));
+test('the conversation file is read from the commit point on while it is the same file', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-conversation-'));
   const file = path.join(dir, 'doc.md');
   try {
-    const reader = new TranscriptReader(file);
+    const reader = new ConversationFileReader(file);
     const view = new RenderedConversation();
     const shown: string[][] = [];
     let body = '## You\n\n    hello ✓\n\n## Agent\n\n';

@@ -1,4 +1,4 @@
-// Unit tests of the chat's conversation: the transcript document cut into turns and rendered.
+// Unit tests of the chat's conversation: the conversation document cut into turns and rendered.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 import { type Part } from '../src/conversation';

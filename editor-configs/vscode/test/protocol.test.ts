@@ -12,7 +12,7 @@ const base = {
   titlesMaxLength: 500,
 };
 
-test('initializationOptions maps settings to the protocol keys and hands transcript and permissions to the extension', () => {
+test('initializationOptions maps settings to the protocol keys and hands the conversation document and permissions to the extension', () => {
   assert.deepEqual(initializationOptions(base), {
     permissions: 'ask',
     rename: { timeoutMs: 120000, fallback: 'keep_local' },

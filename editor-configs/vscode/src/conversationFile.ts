@@ -1,4 +1,4 @@
-// Reads the transcript file the chat shows, as little of it as it can: after a first whole read,
+// Reads the conversation file the chat shows, as little of it as it can: after a first whole read,
 // only what follows the point the chat's parser committed to (conversation.ts: every line before
 // it is final), as long as the file is the same file and still has, just before that point, the
 // bytes it had. The sidecar only ever appends above its prompt area in place, and rewrites the
@@ -6,13 +6,13 @@
 // No `vscode`: unit-tested in node.
 import * as fs from 'node:fs';
 
-/** The most of a transcript file the chat reads (its end): the document has it all. */
+/** The most of a conversation file the chat reads (its end): the document has it all. */
 export const MAX_BYTES = 2 * 1024 * 1024;
 const CUT_STEP = 256 * 1024;
 /** The bytes before the commit point that must be unchanged for a read to go on from there. */
 const WINDOW = 64;
 export const EARLIER_NOTE =
-  '_… Earlier turns are in the transcript document ("ACP: Open the session transcript document")._\n\n';
+  '_… Earlier turns are in the conversation document ("ACP: Open the session transcript document")._\n\n';
 
 /** Where a file of `size` bytes is read from: 0, or (over MAX_BYTES) a multiple of CUT_STEP, so
  * that the cut moves only now and then. */
@@ -38,7 +38,7 @@ interface Position {
   window: Buffer;
 }
 
-export class TranscriptReader {
+export class ConversationFileReader {
   private at: Position | undefined;
   /** The last piece: its file, and the byte offset of its text's first character (undefined: not
    * in the file), after `note` characters that are not in the file (never committed). */
