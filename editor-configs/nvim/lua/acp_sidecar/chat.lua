@@ -1,5 +1,5 @@
--- The chat: a window on the session's transcript document, the Markdown file
--- the sidecar keeps for every session (docs/protocol.md, "Transcript
+-- The chat: a window on the session's conversation document, the Markdown
+-- file the sidecar keeps for every session (docs/protocol.md, "Transcript
 -- documents"). The sidecar grows it while it is open (workspace/applyEdit);
 -- what the user writes below its marker line (the input area) is the next
 -- prompt, sent with acp.prompt {uri}. The plugin keeps no conversation of its
@@ -31,7 +31,7 @@ function M.is_chat(b)
   return M.bufs[b] ~= nil and vim.api.nvim_buf_is_valid(b)
 end
 
---- The chat buffer of a transcript URI, if one is open.
+--- The chat buffer of a conversation document's URI, if one is open.
 function M.buf_of_uri(uri)
   for b, c in pairs(M.bufs) do
     if c.uri == uri and vim.api.nvim_buf_is_valid(b) then
@@ -237,7 +237,7 @@ local function setup_buffer(b)
   end, "answer a waiting permission request")
 end
 
---- The buffer of the transcript document at uri (session sid), loaded and
+--- The buffer of the conversation document at uri (session sid), loaded and
 --- attached to the sidecar.
 local function chat_buffer(uri, sid, lsp_client)
   local b = M.buf_of_uri(uri)

@@ -9,7 +9,8 @@ local M = {}
 local uv = vim.uv or vim.loop
 
 --- Buffers the sidecar attaches to: real files and unnamed scratch, not
---- special buffers (terminals, help, the transcript, plugin URIs like oil://).
+--- special buffers (terminals, help, the chat's conversation document, which
+--- chat.lua attaches itself, plugin URIs like oil://).
 ---@param bufnr integer
 ---@return boolean
 function M.eligible(bufnr)

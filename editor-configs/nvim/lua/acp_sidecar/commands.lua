@@ -265,7 +265,8 @@ function M.delete(sid, title)
   end
   local name = title_of({ title = title })
   vim.ui.select({ "Delete", "Cancel" }, {
-    prompt = ("Delete session %s? The agent and the sidecar forget it and its transcript is removed."):format(name),
+    prompt = ("Delete session %s? The agent and the sidecar forget it and its conversation"
+      .. " document is removed."):format(name),
     kind = "acp_sidecar.confirm",
   }, function(answer)
     if answer ~= "Delete" then
