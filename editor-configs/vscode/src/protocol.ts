@@ -264,7 +264,7 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   return init;
 }
 
-type NewerOption = 'permissionDialog' | 'elicitationDialog' | 'replayUpdates' | 'transcript';
+export type NewerOption = 'permissionDialog' | 'elicitationDialog' | 'replayUpdates' | 'transcript';
 
 /** Options this extension sends that only newer sidecars know, and the feature each stands for. */
 const NEWER_OPTIONS: Record<string, NewerOption> = {
@@ -275,16 +275,65 @@ const NEWER_OPTIONS: Record<string, NewerOption> = {
   'transcript.showOnPrompt': 'transcript',
 };
 
+/** The name acp-sidecar gives in `serverInfo` of its answer to `initialize`. */
+export const SERVER_NAME = 'acp-sidecar';
+
+/**
+ * The first acp-sidecar version that knows each of those features: 0.1.0, the first version, for
+ * all of them (a development build of 0.1.0 from before one of them came says 0.1.0 too, and is
+ * taken to know it).
+ */
+const FEATURE_SINCE: Record<NewerOption, string> = {
+  permissionDialog: '0.1.0',
+  elicitationDialog: '0.1.0',
+  replayUpdates: '0.1.0',
+  transcript: '0.1.0',
+};
+
+/** A version's leading numbers (`0.1.0`, `0.2.0.dev1`, `1.0.0-rc.1` -> [1, 0, 0]); none: undefined. */
+function versionNumbers(version: string): number[] | undefined {
+  const m = /^v?(\d+(?:\.\d+)*)/.exec(version.trim());
+  return m ? m[1].split('.').map(Number) : undefined;
+}
+
+/** Whether version `a` is `b` or later (numbers missing at the end count as 0). */
+function atLeast(a: number[], b: number[]): boolean {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    if (x !== y) {
+      return x > y;
+    }
+  }
+  return true;
+}
+
+/**
+ * The features of the options above that a sidecar does not know, learnt from `serverInfo` of
+ * its answer to `initialize` (vscode-languageclient's `initializeResult.serverInfo`): none for
+ * an acp-sidecar of a version that knows them all; every one for a server that names no
+ * acp-sidecar version (it may predate them all).
+ */
+export function featuresUnknownTo(serverInfo: { name: string; version?: string } | undefined): NewerOption[] {
+  const version = serverInfo?.name === SERVER_NAME && serverInfo.version ? versionNumbers(serverInfo.version) : undefined;
+  const all = Object.keys(FEATURE_SINCE) as NewerOption[];
+  if (!version) {
+    return all;
+  }
+  return all.filter((f) => !atLeast(version, versionNumbers(FEATURE_SINCE[f]) ?? []));
+}
+
 /**
  * A sidecar that predates an option reports it as an error message, either
  * "acp-sidecar: initializationOptions.notify: unknown key 'permissionDialog' ignored"
  * or "acp-sidecar: initializationOptions: 1 bad key, the default used for each:
  * transcript (unknown key, ignored)". When every key such a message names is
- * one this extension sends for newer sidecars, that is not the user's
- * problem: the features those keys stand for are returned (else undefined,
- * and the message is shown as it is).
+ * one this extension sends for newer sidecars, the features those keys stand
+ * for are returned (else undefined). Whether the sidecar predates them is its
+ * version's to say (featuresUnknownTo), never this message's: the caller only
+ * keeps from the user the report it expects from that version.
  */
-export function olderSidecarOptions(message: string): NewerOption[] | undefined {
+export function refusedNewerOptions(message: string): NewerOption[] | undefined {
   const text = message.trim();
   const keys: string[] = [];
   const single = /^acp-sidecar: initializationOptions(?:\.([A-Za-z]+))?: unknown key '([A-Za-z]+)' ignored$/.exec(text);

@@ -24,14 +24,16 @@ import {
   StatusParams,
   TurnParams,
   ElicitationParams,
+  featuresUnknownTo,
   initializationOptions,
-  olderSidecarOptions,
+  refusedNewerOptions,
 } from './protocol';
 
 const CLIENT_ID = 'acpSidecar';
 const STOP_TIMEOUT_MS = 5000;
 
-/** What this sidecar offers beyond the basics (it may predate parts of docs/protocol.md). */
+/** What this sidecar offers beyond the basics (it may predate parts of docs/protocol.md), from its
+ * answer to `initialize`: its commands, and the version in its `serverInfo`. */
 export interface Features {
   /** `acp.session.transcript`: the conversation document of a session. */
   conversationDocuments: boolean;
@@ -59,7 +61,6 @@ export class Sidecar implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private queue: Promise<void> = Promise.resolve();
   private queuedRestart: Promise<void> | undefined;
-  private olderOptions = new Set<string>();
   private lastStatus: StatusParams | undefined;
 
   private readonly statusEmitter = new vscode.EventEmitter<StatusParams | undefined>();
@@ -89,10 +90,11 @@ export class Sidecar implements vscode.Disposable {
   }
 
   get features(): Features {
-    const commands = this.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    const result = this.client?.initializeResult;
+    const commands = result?.capabilities.executeCommandProvider?.commands ?? [];
     return {
       conversationDocuments: commands.includes(AcpCommand.sessionTranscript),
-      permissionNotifications: this.client !== undefined && !this.olderOptions.has('permissionDialog'),
+      permissionNotifications: result !== undefined && !featuresUnknownTo(result.serverInfo).includes('permissionDialog'),
     };
   }
 
@@ -135,7 +137,6 @@ export class Sidecar implements vscode.Disposable {
     if (this.client) {
       await this.stopNow(); // it crashed for good: dispose it before a new one registers the same commands
     }
-    this.olderOptions = new Set();
     const client = this.createClient();
     this.client = client;
     try {
@@ -202,12 +203,14 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(AcpNotification.permission, (p: PermissionParams) => current() && this.permissionEmitter.fire(p));
     client.onNotification(AcpNotification.elicitation, (p: ElicitationParams) => current() && this.elicitationEmitter.fire(p));
     // Replaces vscode-languageclient's own handler: the same, except for the
-    // options this extension sends that an older sidecar does not know yet.
+    // options this extension sends that an older sidecar does not know yet. The
+    // sidecar's version in its answer to `initialize` (`serverInfo`) says which
+    // those are; its report of exactly those goes to the log, not to the user.
     client.onNotification(ShowMessageNotification.type, (p) => {
-      const older = olderSidecarOptions(p.message);
-      if (older) {
-        older.forEach((feature) => this.olderOptions.add(feature));
-        this.log.appendLine(`this sidecar predates ${older.join(' and ')}; falling back: ${p.message}`);
+      const unknown = featuresUnknownTo(client.initializeResult?.serverInfo);
+      const refused = unknown.length > 0 ? refusedNewerOptions(p.message) : undefined;
+      if (refused && refused.every((feature) => unknown.includes(feature))) {
+        this.log.appendLine(`this sidecar predates ${refused.join(' and ')}; falling back: ${p.message}`);
         return;
       }
       const show =

@@ -1,7 +1,7 @@
 // Unit tests of the settings → initializationOptions mapping.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
-import { initializationOptions, olderSidecarOptions } from '../src/protocol';
+import { featuresUnknownTo, initializationOptions, refusedNewerOptions } from '../src/protocol';
 
 const base = {
   agentCommand: [] as string[],
@@ -45,7 +45,7 @@ test('titles.maxLength stays within what the sidecar accepts (8 to 10 000)', () 
 });
 
 test('an older sidecar refusing the new options is recognised, other errors are not', () => {
-  const f = olderSidecarOptions;
+  const f = refusedNewerOptions;
   assert.deepEqual(f("acp-sidecar: initializationOptions.notify: unknown key 'permissionDialog' ignored"), ['permissionDialog']);
   assert.deepEqual(f("acp-sidecar: initializationOptions: unknown key 'transcript' ignored"), ['transcript']);
   assert.deepEqual(f("acp-sidecar: initializationOptions.notify: unknown key 'elicitationDialog' ignored"), ['elicitationDialog']);
@@ -62,4 +62,19 @@ test('an older sidecar refusing the new options is recognised, other errors are 
     undefined,
   );
   assert.equal(f('acp-sidecar: titles.maxLength must be 8..10000'), undefined);
+});
+
+test("the sidecar's version in its initialize answer (serverInfo) says which of the new options it knows", () => {
+  const all = ['permissionDialog', 'elicitationDialog', 'replayUpdates', 'transcript'];
+  // What pygls sends for acp-sidecar: its name and sidecar.__version__.
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: '0.1.0' }), []);
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: '0.1' }), []);
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: '0.2.0.dev3' }), []);
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: '1.0.0-rc.1' }), []);
+  // Older than the first version that has them, or no acp-sidecar version at all: none is known.
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: '0.0.9' }), all);
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar', version: 'unknown' }), all);
+  assert.deepEqual(featuresUnknownTo({ name: 'acp-sidecar' }), all);
+  assert.deepEqual(featuresUnknownTo({ name: 'some-other-server', version: '9.0.0' }), all);
+  assert.deepEqual(featuresUnknownTo(undefined), all);
 });
