@@ -5,10 +5,11 @@
 // therefore costs what it adds: finished blocks keep their HTML, only the open one (the last)
 // is rendered again. Pure (no `vscode`): unit-tested in node.
 //
-// The document is read from a point the parser *committed* to: every line before it is final
-// (the sidecar only appends, just above its prompt area; what it writes between the
-// conversation and the prompt area, a provisional fence that closes a code block still
-// streaming, or the end of a line still being written, is always after that point).
+// The document is read from a point the parser *committed* to: the line before the last
+// non-blank line above the prompt area, before which every line is final while the file is the
+// same file (docs/protocol.md, "Reading the file while it is written": the last non-blank line
+// may be a provisional fence closing a code block still streaming, the one before it a line
+// still being written).
 
 /** The start of the prompt area (docs/protocol.md): the conversation ends before the last one. */
 const PROMPT_AREA = /^---\n\n## Your prompt\n/gm;

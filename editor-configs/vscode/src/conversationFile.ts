@@ -1,9 +1,8 @@
 // Reads the conversation file the chat shows, as little of it as it can: after a first whole read,
-// only what follows the point the chat's parser committed to (conversation.ts: every line before
-// it is final), as long as the file is the same file and still has, just before that point, the
-// bytes it had. The sidecar only ever appends above its prompt area in place, and rewrites the
-// file whole through a new file renamed over it (another inode): either case is recognised.
-// No `vscode`: unit-tested in node.
+// only what follows the point the chat's parser committed to (blocks.ts), as long as the file is
+// the same file (device and inode) and still has, just before that point, the bytes it had. How
+// the sidecar writes the file, and so why that is safe: docs/protocol.md, "Reading the file while
+// it is written". No `vscode`: unit-tested in node.
 import * as fs from 'node:fs';
 
 /** The most of a conversation file the chat reads (its end): the document has it all. */
