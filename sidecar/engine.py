@@ -14,7 +14,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from sidecar.acp import AcpClient
@@ -108,7 +108,11 @@ class Engine:
             self.changes, AgentChangeStore(options.state_dir), ctx.agent_key, files.open_document_text
         )
         self.fs = FileService(
-            self.registry.by_id, files, tell_user=listener.on_error, spawn=self.spawn, changes=self.changes
+            self.registry.by_id,
+            files,
+            tell_user=listener.on_error,
+            spawn=self.kernel.spawn,
+            changes=self.changes,
         )
         # Edits the user changed in review before allowing them: written instead of the agent's.
         self.reviewed = self.fs.reviewed
@@ -212,11 +216,7 @@ class Engine:
 
     def _status_follows(self, event: UpdateRouted) -> None:
         if event.state_changed:
-            self.emit_status()
-
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start an owned background task: kept, logged on failure, cancelled on shutdown."""
-        return self.kernel.spawn(coro, name)
+            self.kernel.emit_status()
 
     def _agent_lost(self, event: AgentLost) -> None:
         # Only that agent's sessions: the others' turns go on untouched.
@@ -224,7 +224,7 @@ class Engine:
         for session in sessions:
             self.turns.fail_queued(session, event.reason)
         # Nothing the dead agent started keeps running.
-        self.spawn(self._release_terminals(sessions), f"release-terminals-{event.name}")
+        self.kernel.spawn(self._release_terminals(sessions), f"release-terminals-{event.name}")
 
     async def _release_terminals(self, sessions: Sequence[Session]) -> None:
         await self.terminals.release_all([s.session_id for s in sessions])
@@ -233,35 +233,11 @@ class Engine:
         """An agent stopped idle: nothing it started keeps running."""
         await self._release_terminals(self.registry.of_agent(name))
 
-    @property
-    def agent_key(self) -> str:
-        """The default agent's key (its titles and transcripts are stored under it)."""
-        return self.supervisor.key
-
-    def agent_key_of(self, session_id: str) -> str:
-        """The key a session's title and transcript are stored under: its agent's."""
-        return self.agents.directory.key_of(session_id)
-
-    def describe_agents(self) -> list[JsonObj]:
-        """`acp.agents`: every configured agent (docs/protocol.md)."""
-        return self.agents.describe(self.registry.busy)
-
-    @property
-    def sessions(self) -> dict[str, Session]:
-        return self.registry.by_id
-
-    @property
-    def active_id(self) -> str | None:
-        return self.registry.active_id
-
-    def session(self, session_id: str | None) -> Session:
-        return self.registry.get(session_id)
-
     # ================================================================== life
     async def start(self) -> None:
         """Open the title cache and start the agent; failures are reported, not raised."""
         await self.kernel.start()
-        self.spawn(self.saved_changes.restore(), "agent-changes-restore")
+        self.kernel.spawn(self.saved_changes.restore(), "agent-changes-restore")
         # No agent is started here: each starts on its first use.
         self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)
 
@@ -309,25 +285,7 @@ class Engine:
             supervisor.kill_now()
 
     # ================================================================== status
-    def status(self) -> JsonObj:
-        return self.kernel.status()
-
-    def emit_status(self) -> None:
-        self.kernel.emit_status()
-
     # ================================================================== sessions
-    async def new_session(self, cwd: object, agent: object | None = None) -> str:
-        return await self.registry.new(cwd, agent)
-
-    async def load_session(
-        self,
-        session_id: object,
-        cwd: object | None = None,
-        default_cwd: str | None = None,
-        agent: object | None = None,
-    ) -> str:
-        return await self.registry.load(session_id, cwd, default_cwd, agent)
-
     async def transcript(self, session_id: str | None) -> JsonObj:
         """`{sessionId, uri}` of a session's transcript document, created when missing: a session
         of this process (the active one by default), or any session the title cache knows."""
@@ -395,16 +353,6 @@ class Engine:
             "agent": session.agent,
         }
 
-    async def list_sessions(
-        self,
-        cwd: str | None,
-        refresh: bool,
-        all_cwds: Sequence[str],
-        limit: int | None = None,
-        words: Sequence[str] = (),
-    ) -> tuple[list[JsonObj], bool]:
-        return await self.registry.list(cwd, refresh, all_cwds, limit, words)
-
     # ================================================================== turns
     async def prompt(
         self,
@@ -432,7 +380,7 @@ class Engine:
         session = await self.registry.resolve(session_id)
         cancelled = await self.turns.cancel(session)
         # A cancelled turn leaves no command running (the agent may still read and release them).
-        self.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
+        self.kernel.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
         return cancelled
 
     async def kill_terminals(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
@@ -484,39 +432,5 @@ class Engine:
         return await self.agents.get(agent).logout()
 
     # ================================================================== permissions and edits
-    def pending_permissions(self) -> list[PermissionRequest]:
-        return self.permissions.pending()
-
-    def respond_permission(self, request_id: object, option_id: object | None) -> None:
-        self.permissions.respond(request_id, option_id)
-
-    async def respond_permission_with_edits(
-        self, request_id: object, option_id: object, edits: object
-    ) -> None:
-        await self.permissions.respond_with_edits(request_id, option_id, edits)
-
-    def tool_call_diffs(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
-        return self.fs.tool_call_diffs(session_id, tool_call_id)
-
-    def diffs_of(self, session_id: object, tool_call_id: object) -> tuple[list[str], list[JsonObj]]:
-        """The session's roots and a tool call's diffs, paths not admitted yet (for proposals)."""
-        return self.fs.diffs_of(session_id, tool_call_id)
-
-    def session_roots(self, session_id: str) -> list[str] | None:
-        session = self.sessions.get(session_id)
-        return session.roots if session is not None else None
-
-    def pending_edits(self) -> list[tuple[Session, str, JsonObj, list[JsonObj]]]:
-        return self.fs.pending_edits()
-
     # ================================================================== ACP client handler
     # (each agent's requests come through its `AgentSide`, which keeps them to its own sessions)
-    async def read_text_file(self, params: JsonObj) -> JsonObj:
-        return await self.fs.read_text_file(params)
-
-    async def write_text_file(self, params: JsonObj) -> JsonObj:
-        return await self.fs.write_text_file(params)
-
-    async def write_closed_file(self, session_id: object, path: str, expected: str | None, text: str) -> bool:
-        """An applied agent edit of a file the editor has not open, written by the sidecar."""
-        return await self.fs.write_closed_file(session_id, path, expected, text)

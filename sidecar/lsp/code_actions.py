@@ -102,7 +102,7 @@ def _edits_touching(engine: Engine, uri: str) -> list[tuple[str, str, JsonObj, l
         return []
     real = os.path.realpath(path)
     found = []
-    for session, call_id, call, diffs in engine.pending_edits():
+    for session, call_id, call, diffs in engine.fs.pending_edits():
         if any(os.path.realpath(str(d.get("path"))) == real for d in diffs):
             found.append((session.session_id, call_id, call, diffs))
     return found
@@ -140,7 +140,7 @@ async def _edit_actions(
 def _transcript_actions(engine: Engine, uri: str, session_id: str) -> list[types.CodeAction]:
     send = types.Command(title="Send to agent", command="acp.prompt", arguments=[{"uri": uri}])
     actions = [types.CodeAction(title="Send to agent", kind=types.CodeActionKind.Empty, command=send)]
-    session = engine.sessions.get(session_id)
+    session = engine.registry.by_id.get(session_id)
     if session is not None and (session.current is not None or session.queue):
         cancel = types.Command(
             title="Cancel the running turn", command="acp.cancel", arguments=[{"sessionId": session_id}]
@@ -197,7 +197,7 @@ def _question_actions(
 
 def _permission_actions(ls: CodeActionPort, engine: Engine) -> list[types.CodeAction]:
     actions: list[types.CodeAction] = []
-    for request in engine.pending_permissions():
+    for request in engine.permissions.pending():
         what = ls.clean(request.title, 60)
         for option in request.options:
             name = ls.clean(str(option.get("name") or option.get("optionId")), 40)

@@ -76,13 +76,13 @@ async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
     cwd = _cwd(ls, args.cwd, args.uri)
     if cwd is None:
         raise invalid("no cwd given and no workspace folder to default to")
-    return {"sessionId": await engine.new_session(cwd, args.agent)}
+    return {"sessionId": await engine.registry.new(cwd, args.agent)}
 
 
 @command("acp.session.list", "SessionList")
 async def session_list(ls: AcpLanguageServer, args: a.SessionList) -> Any:
     engine = await ls.ready_engine()
-    sessions, more = await engine.list_sessions(args.cwd, args.refresh, ls.folder_paths(), args.limit)
+    sessions, more = await engine.registry.list(args.cwd, args.refresh, ls.folder_paths(), args.limit)
     return {"sessions": sessions, "more": more}
 
 
@@ -91,7 +91,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
     engine = await ls.ready_engine()
     if args.session_id is None:
         raise invalid("sessionId is required")
-    session_id = await engine.load_session(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
+    session_id = await engine.registry.load(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
     if args.show:
         ls.transcripts.show(engine, session_id)
     return {"sessionId": session_id}
@@ -175,13 +175,13 @@ async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> A
 @command("acp.edit.apply", "EditApply")
 async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     engine = await ls.ready_engine()
-    diffs = engine.tool_call_diffs(args.session_id, args.tool_call_id)
+    diffs = engine.fs.tool_call_diffs(args.session_id, args.tool_call_id)
     if not ls.caps.apply_edit:
         raise JsonRpcException(message="the editor does not support workspace/applyEdit", code=-32006)
     session_id = args.session_id
 
     async def write_closed(path: str, expected: str | None, text: str) -> bool:
-        return await engine.write_closed_file(session_id, path, expected, text)
+        return await engine.fs.write_closed_file(session_id, path, expected, text)
 
     return {"applied": await ls.files.apply_diffs(diffs, write_closed)}
 
@@ -196,9 +196,9 @@ async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
     engine = await ls.ready_engine()
     if args.edits is None:
-        engine.respond_permission(args.request_id, args.option_id or "")
+        engine.permissions.respond(args.request_id, args.option_id or "")
     else:
-        await engine.respond_permission_with_edits(args.request_id, args.option_id or "", args.edits)
+        await engine.permissions.respond_with_edits(args.request_id, args.option_id or "", args.edits)
     return {}
 
 
@@ -232,12 +232,15 @@ async def logout(ls: AcpLanguageServer, args: a.Logout) -> Any:
 @command("acp.agents", "NoArguments", in_order=False)
 async def agents(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
     engine = ls.engine_or_raise()
-    return {"agents": engine.describe_agents(), "default": engine.agents.directory.default}
+    return {
+        "agents": engine.agents.describe(engine.registry.busy),
+        "default": engine.agents.directory.default,
+    }
 
 
 @command("acp.status", "NoArguments", in_order=False)
 async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
-    return ls.engine_or_raise().status()
+    return ls.engine_or_raise().kernel.status()
 
 
 # ====================================================================== agent changes

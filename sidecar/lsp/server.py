@@ -228,14 +228,14 @@ class AcpLanguageServer(LanguageServer):
 
     @property
     def active_session_id(self) -> str | None:
-        return self.engine.active_id if self.engine is not None else None
+        return self.engine.registry.active_id if self.engine is not None else None
 
     @property
     def request_timeout(self) -> float:
         return self.launch.request_timeout
 
     def answer_permission(self, request_id: str, option_id: str) -> None:
-        self.engine_or_raise().respond_permission(request_id, option_id)
+        self.engine_or_raise().permissions.respond(request_id, option_id)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would show "Error in server: <exception>" to the user; the log says it with its cause.

@@ -26,7 +26,7 @@ def owner_of(recorder: Recorder, text: str) -> str | None:
 async def test_updates_in_flight_belong_to_the_turn_late_ones_to_none(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     first = await engine.prompt("first", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("during the first"))
@@ -46,9 +46,9 @@ async def test_updates_in_flight_belong_to_the_turn_late_ones_to_none(
 async def test_a_turn_not_sent_yet_owns_no_update(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     agents.current.die(3)
-    await until(lambda: engine.status()["state"] == "disconnected")
+    await until(lambda: engine.kernel.status()["state"] == "disconnected")
     agents.attach_gate.close()
     waiting = await engine.prompt("waits for the session to attach", sid)
     await until(lambda: agents.attach_gate.waiting == 1)
@@ -67,7 +67,7 @@ async def test_a_cancelling_turn_still_owns_its_updates_until_it_ends(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     agents.cancel_stops = False
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     turn = await engine.prompt("long", sid)
     call = await agents.next_prompt()
     assert await engine.cancel(sid)
@@ -82,7 +82,7 @@ async def test_a_cancelling_turn_still_owns_its_updates_until_it_ends(
 async def test_the_echo_of_our_prompt_is_dropped_other_user_text_is_kept(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     turn = await engine.prompt("please echo me", sid)
     call = await agents.next_prompt()
     agent = agents.current

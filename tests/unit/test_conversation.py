@@ -23,7 +23,7 @@ def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
 
 
 def document(engine: Engine, session_id: str) -> Path:
-    return engine.conversations.store.path(engine.agent_key, session_id)
+    return engine.conversations.store.path(engine.supervisor.key, session_id)
 
 
 def read(engine: Engine, session_id: str) -> str:
@@ -39,8 +39,8 @@ async def until_file(engine: Engine, session_id: str, piece: str, timeout: float
 async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_once(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
-    assert engine.status()["transcriptUri"] == document(engine, sid).as_uri()
+    sid = await engine.registry.new(str(workspace))
+    assert engine.kernel.status()["transcriptUri"] == document(engine, sid).as_uri()
     turn = await engine.prompt("What does main do?", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("It prints "))
@@ -60,7 +60,7 @@ async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_o
 async def test_a_turn_that_was_never_sent_leaves_no_trace(
     engine: Engine, agents: FakeAgents, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.prompt("the first question", sid)
     await agents.next_prompt()
     await engine.prompt("the queued question", sid)
@@ -74,7 +74,7 @@ async def test_a_turn_that_was_never_sent_leaves_no_trace(
 async def test_mode_and_title_changes_reach_the_document(
     engine: Engine, agents: FakeAgents, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.set_mode("code", sid)
     text = await until_file(engine, sid, "_Mode: Code_")
     assert "_Mode: Ask_" not in text  # the mode a session starts in is no change
@@ -101,10 +101,10 @@ async def test_a_replayed_history_is_merged_not_repeated(
         chunk("Rename this session to exactly: \"Old\"\nDo nothing else: confirm by sending a "
               "session_info_update with exactly that title.", "user_message_chunk"),
     ]  # fmt: skip
-    await engine.load_session("old-1", str(workspace))
+    await engine.registry.load("old-1", str(workspace))
     text = await until_file(engine, "old-1", "an old answer")
     agents.current.die(3)
-    await until(lambda: engine.status()["state"] == "disconnected")
+    await until(lambda: engine.kernel.status()["state"] == "disconnected")
     await engine.prompt("a new question", "old-1")  # the restarted agent replays it all again
     (await agents.next_prompt()).finish()
     text = await until_file(engine, "old-1", "(end_turn) · ")
@@ -128,7 +128,7 @@ async def test_a_replayed_history_is_written_after_the_load_answers(
         {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"},  # the answer ends
     ]
     agents.attach_gate.close()  # the replay is sent; the load's answer waits
-    loading = asyncio.ensure_future(engine.load_session("old-1", str(workspace)))
+    loading = asyncio.ensure_future(engine.registry.load("old-1", str(workspace)))
     await until(lambda: agents.attach_gate.waiting == 1, what="the replay sent")
     if hold > 1:
         await asyncio.sleep(0.6)  # over two intervals, and a big chunk
@@ -152,7 +152,7 @@ async def test_a_big_chunk_does_not_cut_a_replays_hold_short(
     agents.before_attach = [chunk("an old question", "user_message_chunk"), chunk("a first answer")]
     agents.before_attach.append({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read"})
     agents.attach_gate.close()
-    loading = asyncio.ensure_future(engine.load_session("old-1", str(workspace)))
+    loading = asyncio.ensure_future(engine.registry.load("old-1", str(workspace)))
     await until_file(engine, "old-1", "a first answer")  # the first part, after the hold
     await asyncio.sleep(0.05)  # its flush is over (the file is written before the loop hears)
     for update in (
@@ -172,7 +172,7 @@ async def test_a_big_chunk_does_not_cut_a_replays_hold_short(
 async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await until_file(engine, sid, PROMPT_AREA)
     path = document(engine, sid)
     saved = path.read_text()
@@ -198,7 +198,7 @@ async def test_shutdown_writes_what_is_still_queued(
     state.mkdir()
     engine = make_engine(state, agents, recorder)
     await engine.start()
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.prompt("interrupted", sid)
     await agents.next_prompt()
     await agents.current.send_update(sid, chunk("the last words"))
@@ -220,7 +220,7 @@ async def test_rendering_and_writing_run_off_the_event_loop(
         original(self, role, message_id, text)
 
     monkeypatch.setattr(Renderer, "_text", recording)
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.prompt("hostile", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("\x1b[31m## You\n" + "y" * 2_000_000))
@@ -243,7 +243,7 @@ async def test_an_update_the_renderer_fails_on_loses_only_itself(
         original(self, update)
 
     monkeypatch.setattr(Renderer, "update", failing)
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.prompt("go", sid)
     call = await agents.next_prompt()
     for call_id in ("first", "bad", "last"):
@@ -263,7 +263,7 @@ async def test_a_burst_of_title_changes_retitles_the_documents_that_exist_and_cr
 ) -> None:
     """Documents of sessions this process has not opened (a reconcile changing thousands of
     records): the ones that exist follow their title, no other document is made."""
-    store, key = engine.conversations.store, engine.agent_key
+    store, key = engine.conversations.store, engine.supervisor.key
     existing = [f"listed-{i}" for i in (3, 500, 997)]
     for sid in existing:
         store.ensure(key, sid, "Old title")

@@ -50,7 +50,7 @@ def chunk(text: str) -> dict[str, Any]:
 async def test_a_side_path_that_fails_loses_the_editor_nothing(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
 
     def broken(*_args: object) -> None:
         raise RuntimeError("the document is broken")

@@ -67,45 +67,48 @@ def test_paths_inside_any_root_are_admitted_as_their_real_path(workspace: Path, 
 async def test_read_prefers_the_editor_buffer_and_windows_lines(
     engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     readme = workspace / "README.md"
-    disk = await engine.read_text_file({"sessionId": sid, "path": str(readme), "line": 3, "limit": 1})
+    disk = await engine.fs.read_text_file({"sessionId": sid, "path": str(readme), "line": 3, "limit": 1})
     assert disk == {"content": "A small project for tests.\n"}
     recorder.documents[readme] = "unsaved\nbuffer\n"
-    assert await engine.read_text_file({"sessionId": sid, "path": str(readme)}) == {
+    assert await engine.fs.read_text_file({"sessionId": sid, "path": str(readme)}) == {
         "content": "unsaved\nbuffer\n"
     }
     with pytest.raises(SidecarError, match="line must be a positive integer"):
-        await engine.read_text_file({"sessionId": sid, "path": str(readme), "line": 0})
+        await engine.fs.read_text_file({"sessionId": sid, "path": str(readme), "line": 0})
     with pytest.raises(SidecarError) as missing:
-        await engine.read_text_file({"sessionId": sid, "path": str(workspace / "nope.txt")})
+        await engine.fs.read_text_file({"sessionId": sid, "path": str(workspace / "nope.txt")})
     assert "file not found" in missing.value.message
 
 
 async def test_write_goes_through_the_editor_else_to_disk(
     engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     target = workspace / "src" / "new.txt"
     recorder.editor_applies = True
     assert (
-        await engine.write_text_file({"sessionId": sid, "path": str(target), "content": "via editor"}) == {}
+        await engine.fs.write_text_file({"sessionId": sid, "path": str(target), "content": "via editor"})
+        == {}
     )
     assert recorder.editor_writes == [(target, "via editor")] and not target.exists()
     recorder.editor_applies = False
-    assert await engine.write_text_file({"sessionId": sid, "path": str(target), "content": "on disk"}) == {}
+    assert (
+        await engine.fs.write_text_file({"sessionId": sid, "path": str(target), "content": "on disk"}) == {}
+    )
     assert target.read_text() == "on disk"
     with pytest.raises(SidecarError, match="content must be a string"):
-        await engine.write_text_file({"sessionId": sid, "path": str(target), "content": 5})
+        await engine.fs.write_text_file({"sessionId": sid, "path": str(target), "content": 5})
 
 
 async def test_file_requests_name_a_known_session(engine: Engine, workspace: Path, outside: Path) -> None:
     with pytest.raises(SidecarError) as unknown:
-        await engine.read_text_file({"sessionId": "nope", "path": str(workspace / "README.md")})
+        await engine.fs.read_text_file({"sessionId": "nope", "path": str(workspace / "README.md")})
     assert unknown.value.code == RESOURCE_NOT_FOUND
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     with pytest.raises(SidecarError) as refused:
-        await engine.write_text_file({"sessionId": sid, "path": str(outside), "content": "x"})
+        await engine.fs.write_text_file({"sessionId": sid, "path": str(outside), "content": "x"})
     assert refused.value.code == errors.PATH_REFUSED
     assert outside.read_text() == "secret\n"
 
@@ -116,7 +119,7 @@ async def test_diffs_of_a_tool_call_are_admitted_like_writes(
     from tests.unit.fake_agent import FakeAgents
 
     assert isinstance(agents, FakeAgents)
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     for call_id, path in (("inside", workspace / "README.md"), ("escape", outside)):
         await agents.current.send_update(
             sid,
@@ -127,10 +130,10 @@ async def test_diffs_of_a_tool_call_are_admitted_like_writes(
                 "content": [{"type": "diff", "path": str(path), "oldText": "a", "newText": "b"}],
             },
         )
-    assert engine.tool_call_diffs(sid, "inside")[0]["newText"] == "b"
-    assert {call_id for _, call_id, _, _ in engine.pending_edits()} == {"inside"}  # only what applies
+    assert engine.fs.tool_call_diffs(sid, "inside")[0]["newText"] == "b"
+    assert {call_id for _, call_id, _, _ in engine.fs.pending_edits()} == {"inside"}  # only what applies
     with pytest.raises(SidecarError) as refused:
-        engine.tool_call_diffs(sid, "escape")
+        engine.fs.tool_call_diffs(sid, "escape")
     assert refused.value.code == errors.PATH_REFUSED
     with pytest.raises(SidecarError, match="has no diff"):
-        engine.tool_call_diffs(sid, "nothing")
+        engine.fs.tool_call_diffs(sid, "nothing")

@@ -18,7 +18,7 @@ ONLY_ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
 
 
 async def running_turn(engine: Engine, agents: FakeAgents, workspace: Path) -> tuple[str, PromptCall]:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.prompt("do things", sid)
     return sid, await agents.next_prompt()
 
@@ -34,13 +34,13 @@ async def test_ask_waits_for_the_user_and_answers_the_chosen_option(
     answer = ask(agents, sid)
     await until(lambda: bool(recorder.permission_requests))
     request = recorder.permission_requests[0]
-    assert engine.pending_permissions() == [request]
-    assert engine.status()["state"] == "waiting_permission"
+    assert engine.permissions.pending() == [request]
+    assert engine.kernel.status()["state"] == "waiting_permission"
     assert request.title == "edit a file" and request.kind == "edit"
-    engine.respond_permission(request.request_id, "yes")
+    engine.permissions.respond(request.request_id, "yes")
     assert await answer == {"outcome": {"outcome": "selected", "optionId": "yes"}}
-    assert engine.pending_permissions() == []
-    assert engine.status()["state"] == "running"
+    assert engine.permissions.pending() == []
+    assert engine.kernel.status()["state"] == "running"
 
 
 async def test_unknown_option_is_refused_and_the_request_stays_pending(
@@ -51,17 +51,17 @@ async def test_unknown_option_is_refused_and_the_request_stays_pending(
     await until(lambda: bool(recorder.permission_requests))
     request_id = recorder.permission_requests[0].request_id
     with pytest.raises(SidecarError) as refused:
-        engine.respond_permission(request_id, "maybe")
+        engine.permissions.respond(request_id, "maybe")
     assert refused.value.code == errors.INVALID_PARAMS
     assert "unknown optionId 'maybe'; choose one of: yes, no" in refused.value.message
     with pytest.raises(SidecarError, match="no pending permission request 'perm-404'"):
-        engine.respond_permission("perm-404", "yes")
+        engine.permissions.respond("perm-404", "yes")
     assert not answer.done()
     # Dismissed (no option): the reject option is chosen.
-    engine.respond_permission(request_id, None)
+    engine.permissions.respond(request_id, None)
     assert await answer == {"outcome": {"outcome": "selected", "optionId": "no"}}
     with pytest.raises(SidecarError, match="already answered or cancelled"):
-        engine.respond_permission(request_id, "yes")
+        engine.permissions.respond(request_id, "yes")
 
 
 async def test_cancel_answers_every_pending_request_cancelled(
@@ -72,13 +72,13 @@ async def test_cancel_answers_every_pending_request_cancelled(
     await until(lambda: len(recorder.permission_requests) == 2)
     assert await engine.cancel(sid)
     assert await asyncio.gather(*answers) == [{"outcome": {"outcome": "cancelled"}}] * 2
-    assert engine.pending_permissions() == []
+    assert engine.permissions.pending() == []
 
 
 async def test_a_request_outside_a_running_turn_is_cancelled_at_once(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     assert await agents.current.ask_permission(sid) == {"outcome": {"outcome": "cancelled"}}
     assert recorder.permission_requests == []
 
@@ -130,7 +130,7 @@ async def test_allow_reads_still_asks_for_an_edit(
         sid, _ = await running_turn(engine, agents, workspace)
         answer = ask(agents, sid, "edit")
         await until(lambda: bool(recorder.permission_requests))
-        engine.respond_permission(recorder.permission_requests[0].request_id, "no")
+        engine.permissions.respond(recorder.permission_requests[0].request_id, "no")
         assert await answer == {"outcome": {"outcome": "selected", "optionId": "no"}}
     finally:
         await engine.shutdown()

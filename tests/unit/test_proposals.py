@@ -33,8 +33,9 @@ class Files:
 class Engine:
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.fs = self  # the edits' file service, as far as proposals use it
 
-    def session_roots(self, session_id: str) -> list[str] | None:
+    def roots_of(self, session_id: str) -> list[str] | None:
         return [str(self.root)] if session_id == "s1" else None
 
 

@@ -37,7 +37,7 @@ async def shown(engine: Engine, recorder: Recorder, sid: str, state: str) -> dic
 async def test_the_agents_title_is_the_users_confirmed_or_changed(
     titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     renamed = await engine.title_feature.rename("Fix auth", sid)
     assert renamed == {"sessionId": sid, "requestedTitle": "Fix auth"}
     info = await shown(engine, recorder, sid, "confirmed")
@@ -48,7 +48,7 @@ async def test_the_agents_title_is_the_users_confirmed_or_changed(
     await engine.title_feature.rename("Fix auth again", sid)
     info = await shown(engine, recorder, sid, "changed")
     assert (info["title"], info["titleSource"]) == ("fix auth (normalised)", "user")
-    assert engine.status()["title"] == "fix auth (normalised)"
+    assert engine.kernel.status()["title"] == "fix auth (normalised)"
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ async def test_a_refused_rename_keeps_the_old_title(
     recorder: Recorder,
     workspace: Path,
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.title_feature.rename("Before", sid)
     await shown(engine, recorder, sid, "confirmed")
     titled.title_answer = error
@@ -88,13 +88,13 @@ async def test_a_refused_rename_keeps_the_old_title(
 async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
     titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await until(
         lambda: bool(infos(recorder, sid)) and not engine.titles.writes.busy(sid), what="the new session"
     )
     before = len(infos(recorder, sid))
     titled.title_gate.close()
-    renaming = engine.spawn(engine.title_feature.rename("Held", sid), "rename")
+    renaming = engine.kernel.spawn(engine.title_feature.rename("Held", sid), "rename")
     await until(lambda: titled.title_gate.waiting == 1)
     await titled.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Held"})
     await settle()
@@ -110,10 +110,10 @@ async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
 async def test_the_agents_update_meanwhile_still_counts_when_the_rename_fails(
     titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     titled.title_gate.close()
     titled.title_answer = RemoteError(-32603, "disk full")
-    renaming = engine.spawn(engine.title_feature.rename("Wanted", sid), "rename")
+    renaming = engine.kernel.spawn(engine.title_feature.rename("Wanted", sid), "rename")
     await until(lambda: titled.title_gate.waiting == 1)
     await titled.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Agent's own"})
     titled.title_gate.open()
@@ -130,15 +130,15 @@ async def test_sessions_known_only_to_the_title_cache(
     state.mkdir()
     first = make_engine(state, titled, recorder)
     await first.start()
-    sid = await first.new_session(str(workspace))
+    sid = await first.registry.new(str(workspace))
     await first.shutdown()
     engine = make_engine(state, titled, recorder)
     await engine.start()
     try:
-        assert sid not in engine.sessions
+        assert sid not in engine.registry.by_id
         await engine.title_feature.rename("Cold", sid)
         info = await shown(engine, recorder, sid, "confirmed")
-        assert info["title"] == "Cold" and sid not in engine.sessions, "renamed, not loaded"
+        assert info["title"] == "Cold" and sid not in engine.registry.by_id, "renamed, not loaded"
         calls = len(titled.called("session/set_title"))
         with pytest.raises(SidecarError) as unknown:
             await engine.title_feature.rename("Nope", "never-seen")
@@ -151,7 +151,7 @@ async def test_sessions_known_only_to_the_title_cache(
 async def test_without_set_title_a_rename_is_a_prompt(
     agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await engine.title_feature.rename("By prompt", sid)
     prompt = await agents.next_prompt()
     assert prompt.meta == {"acpSidecar": {"renameTitle": "By prompt"}}

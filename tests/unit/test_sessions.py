@@ -31,11 +31,11 @@ async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
     agents = load_only
     agents.known_sessions.add("old-1")
     agents.before_attach = [chunk("hello", "user_message_chunk"), chunk("hi there")]
-    assert await engine.load_session("old-1", str(workspace)) == "old-1"
+    assert await engine.registry.load("old-1", str(workspace)) == "old-1"
     replayed = recorder.updates("old-1")
     assert [u["replay"] for u in replayed] == [True, True]
     assert all(u["turnId"] is None for u in replayed)
-    session = engine.session("old-1")
+    session = engine.registry.get("old-1")
     assert [u["update"]["content"]["text"] for u in replayed] == ["hello", "hi there"]
     session.tool_calls.apply("t1", {"sessionUpdate": "tool_call", "toolCallId": "t1"}, replace=True)
     # Live updates after the load are not replay.
@@ -43,7 +43,7 @@ async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
     assert recorder.updates("old-1")[-1]["replay"] is False
     # A restart re-attaches by load: the history replays again and the tool calls are rebuilt.
     agents.current.die(3)
-    await until(lambda: engine.status()["state"] == "disconnected")
+    await until(lambda: engine.kernel.status()["state"] == "disconnected")
     turn = await engine.prompt("after the restart", "old-1")
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(turn["turnId"])))
@@ -56,16 +56,16 @@ async def test_load_of_an_unknown_session_is_a_clear_error_and_leaves_nothing(
     engine: Engine, workspace: Path
 ) -> None:
     with pytest.raises(SidecarError) as failed:
-        await engine.load_session("nobody", str(workspace))
+        await engine.registry.load("nobody", str(workspace))
     assert failed.value.code == errors.UNKNOWN_SESSION
-    assert "nobody" not in engine.sessions and engine.active_id is None
+    assert "nobody" not in engine.registry.by_id and engine.registry.active_id is None
 
 
 async def test_updates_sent_before_the_session_new_answer_are_delivered_in_order(
     agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     agents.before_new = [chunk("early one"), chunk("early two")]
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await agents.current.send_update(sid, chunk("after"))
     assert recorder.texts(sid) == ["early one", "early two", "after"]
     assert [u["replay"] for u in recorder.updates(sid)] == [False, False, False]
@@ -76,7 +76,7 @@ async def test_updates_right_after_the_answer_come_after_the_early_ones(
 ) -> None:
     agents.before_new = [chunk("early")]
     agents.after_new = [chunk("right after")]
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await until(lambda: len(recorder.texts(sid)) == 2)
     assert recorder.texts(sid) == ["early", "right after"]
 
@@ -86,7 +86,7 @@ async def test_updates_sent_before_the_session_resume_answer_are_delivered(
 ) -> None:
     agents.known_sessions.add("elsewhere")
     agents.before_attach = [chunk("resumed early")]
-    assert await engine.load_session("elsewhere", str(workspace)) == "elsewhere"
+    assert await engine.registry.load("elsewhere", str(workspace)) == "elsewhere"
     await settle()
     assert recorder.texts("elsewhere") == ["resumed early"]
 
@@ -100,7 +100,7 @@ async def test_a_flood_for_sessions_that_never_appear_does_not_crowd_out_a_new_o
     for _ in range(3_000):
         await agent.send_update("one-ghost", chunk("boo"))
     agents.before_new = [chunk("mine")]
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     assert recorder.texts(sid) == ["mine"]
     assert not any(u["sessionId"].startswith(("ghost", "one-ghost")) for u in recorder.updates())
 

@@ -121,19 +121,19 @@ def test_status_with_legacy_models_and_without_choices() -> None:
 
 
 async def test_usage_updates_reach_the_status(agents: FakeAgents, engine: Engine, workspace: Path) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     agent = agents.current
     await agent.send_update(sid, {"sessionUpdate": "usage_update", "used": 6400, "size": 128000})
     await settle()
-    assert engine.status()["usage"] == {"used": 6400, "size": 128000}
-    assert engine.status()["text"].endswith("· 5% context")
+    assert engine.kernel.status()["usage"] == {"used": 6400, "size": 128000}
+    assert engine.kernel.status()["text"].endswith("· 5% context")
     # An update with nothing usable changes nothing; "used": null keeps the size, drops the share.
     await agent.send_update(sid, {"sessionUpdate": "usage_update", "used": "x", "size": None})
-    assert engine.status()["usage"] == {"used": 6400, "size": 128000}
+    assert engine.kernel.status()["usage"] == {"used": 6400, "size": 128000}
     await agent.send_update(sid, {"sessionUpdate": "usage_update", "used": None, "size": 200000})
-    assert engine.status()["usage"] == {"used": None, "size": 200000}
-    assert "context" not in engine.status()["text"]
-    assert engine.status()["agent"] == {
+    assert engine.kernel.status()["usage"] == {"used": None, "size": 200000}
+    assert "context" not in engine.kernel.status()["text"]
+    assert engine.kernel.status()["agent"] == {
         "name": "fake-agent",
         "title": None,
         "version": "1",

@@ -71,16 +71,18 @@ async def test_only_records_changed_by_others_are_reported(tmp_path: Path) -> No
 async def test_another_sidecars_change_reaches_the_editor_and_the_status(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
 ) -> None:
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
     with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
         other.update(
-            engine.agent_key,
+            engine.supervisor.key,
             sid,
             lambda r: apply_user_title(r, "From elsewhere", agent=A, session_id=sid, now=9.0),
         )
     await until(
-        lambda: engine.status()["title"] == "From elsewhere", timeout=10, what="the other sidecar's title"
+        lambda: engine.kernel.status()["title"] == "From elsewhere",
+        timeout=10,
+        what="the other sidecar's title",
     )
     info = [i for i in recorder.of("info") if i["sessionId"] == sid][-1]
     assert (info["title"], info["titleSource"]) == ("From elsewhere", "user")
@@ -96,15 +98,15 @@ async def test_documents_follow_another_sidecars_title_only_where_this_one_holds
     """The sidecar that saved a title retitles the documents; the others follow only in the
     documents of sessions they hold (all of them rewriting every document made each title change
     cost one rewrite and lock wait per sidecar on the state dir)."""
-    held = await engine.new_session(str(workspace))
+    held = await engine.registry.new(str(workspace))
     await until(lambda: engine.titles.record(held) is not None and not engine.titles.writes.busy(held))
     store = engine.conversations.store
     # A session another sidecar runs: its document and its title record exist.
-    store.ensure(engine.agent_key, "elsewhere", "Old title")
+    store.ensure(engine.supervisor.key, "elsewhere", "Old title")
     with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
         other.put(
             TitleRecord(
-                agent=engine.agent_key,
+                agent=engine.supervisor.key,
                 session_id="elsewhere",
                 cwd=str(workspace),
                 title="Old title",
@@ -113,11 +115,11 @@ async def test_documents_follow_another_sidecars_title_only_where_this_one_holds
             )
         )
     await until(lambda: any(i["sessionId"] == "elsewhere" for i in recorder.of("info")), timeout=10)
-    before = store.path(engine.agent_key, "elsewhere").stat()
+    before = store.path(engine.supervisor.key, "elsewhere").stat()
     with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
         for sid in (held, "elsewhere"):
             other.update(
-                engine.agent_key,
+                engine.supervisor.key,
                 sid,
                 lambda r, sid=sid: apply_user_title(r, "New title", agent=A, session_id=sid, now=9.0),
             )
@@ -128,11 +130,11 @@ async def test_documents_follow_another_sidecars_title_only_where_this_one_holds
         timeout=10,
         what="both changes shown to the editor",
     )
-    await until(lambda: "# New title\n" in (store.read(engine.agent_key, held) or ""), timeout=10)
+    await until(lambda: "# New title\n" in (store.read(engine.supervisor.key, held) or ""), timeout=10)
     await engine.shutdown()  # whatever was queued is written by now
-    after = store.path(engine.agent_key, "elsewhere").stat()
+    after = store.path(engine.supervisor.key, "elsewhere").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert "# Old title\n" in (store.read(engine.agent_key, "elsewhere") or "")
+    assert "# Old title\n" in (store.read(engine.supervisor.key, "elsewhere") or "")
 
 
 async def test_a_failing_store_is_retried_and_reported_once(
@@ -173,7 +175,7 @@ async def test_shutdown_saves_the_titles_before_it_stops_the_agent(
 ) -> None:
     """Stopping the agent may use up the time the editor gives the sidecar to exit; a title the
     editor was shown (here: while the disk refused it) must be on disk before that begins."""
-    sid = await engine.new_session(str(tmp_path))
+    sid = await engine.registry.new(str(tmp_path))
     db = tmp_path / "state" / "titles.sqlite3"
     await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
     with sqlite3.connect(db) as conn:
@@ -187,7 +189,7 @@ async def test_shutdown_saves_the_titles_before_it_stops_the_agent(
 
     async def stop_and_look(grace: float) -> None:
         with TitleStore(db) as look:
-            record = look.get(engine.agent_key, sid)
+            record = look.get(engine.supervisor.key, sid)
         stored_when_stopping.append(record.title if record else None)
         await stop(grace=grace)
 
@@ -227,17 +229,19 @@ async def test_a_record_read_before_a_local_title_does_not_replace_it(
 ) -> None:
     """Seen in CI: the watch read the fallback title while the agent's title was being saved, then
     handed that older record over; the editor showed the fallback for good."""
-    sid = await engine.new_session(str(workspace))
+    sid = await engine.registry.new(str(workspace))
     await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
     titles = engine.titles
     stale = titles.record(sid)
     assert stale is not None
     before = titles._changes  # the watch's read begins here
     await agents.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "The agent's"})
-    await until(lambda: engine.status()["title"] == "The agent's", timeout=10, what="the agent's title")
+    await until(
+        lambda: engine.kernel.status()["title"] == "The agent's", timeout=10, what="the agent's title"
+    )
     await until(lambda: not titles.writes.busy(sid))
     titles._changed_elsewhere([stale], before)  # the read's result arrives after the write landed
-    assert engine.status()["title"] == "The agent's"
+    assert engine.kernel.status()["title"] == "The agent's"
     rec = titles.record(sid)
     assert rec is not None and rec.title == "The agent's"
 

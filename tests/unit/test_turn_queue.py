@@ -17,7 +17,7 @@ def states(recorder: Recorder, turn_id: str) -> list[str]:
 
 
 async def new(engine: Engine, workspace: Path) -> str:
-    return await engine.new_session(str(workspace))
+    return await engine.registry.new(str(workspace))
 
 
 # ---------------------------------------------------------------- ordering and admission
@@ -219,7 +219,7 @@ async def test_cancel_while_the_turn_starts_up_ends_it_at_once(
 ) -> None:
     sid = await new(engine, workspace)
     agents.current.die(3)
-    await until(lambda: engine.status()["state"] == "disconnected")
+    await until(lambda: engine.kernel.status()["state"] == "disconnected")
     gate: Gate = getattr(agents, held)
     gate.close()
     turn = await engine.prompt("after the crash", sid)

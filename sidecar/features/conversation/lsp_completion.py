@@ -66,7 +66,7 @@ class PromptCompletion:
 
     def _commands(self, session_id: str, typed: str, replace: types.Range) -> types.CompletionList:
         engine = self.ls.engine
-        session = engine.sessions.get(session_id) if engine is not None else None
+        session = engine.registry.by_id.get(session_id) if engine is not None else None
         commands = session.commands if session is not None else ()
         items = []
         for command in commands:
@@ -111,7 +111,7 @@ class PromptCompletion:
 
     def _folder(self, session_id: str) -> str | None:
         engine = self.ls.engine
-        session = engine.sessions.get(session_id) if engine is not None else None
+        session = engine.registry.by_id.get(session_id) if engine is not None else None
         if session is not None:
             return session.cwd
         folders = self.ls.folder_paths()

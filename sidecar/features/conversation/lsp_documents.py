@@ -385,8 +385,8 @@ class TranscriptDocs:
                     'line, then run "Send to agent" again'
                 )
         assert text is not None
-        if session_id not in engine.sessions:
-            await engine.load_session(session_id, None, default_cwd, owner)
+        if session_id not in engine.registry.by_id:
+            await engine.registry.load(session_id, None, default_cwd, owner)
         result = await engine.prompt(text, session_id)
         if from_area:
             await self._tracked()  # a document opened just now: clear its buffer too

@@ -138,7 +138,7 @@ def _joined(base: str | None, path: str) -> str | None:
 def _session_folder(ls: AcpLanguageServer, session_id: str) -> str | None:
     """The folder a session's paths are relative to: its cwd, else the first workspace folder."""
     engine = ls.engine
-    session = engine.sessions.get(session_id) if engine is not None else None
+    session = engine.registry.by_id.get(session_id) if engine is not None else None
     if session is not None:
         return session.cwd
     folders = ls.folder_paths()
@@ -152,7 +152,7 @@ async def session_symbols(ls: AcpLanguageServer, query: str) -> list[types.Symbo
     if engine is None:
         return []
     words = query.lower().split()
-    chosen, _more = await engine.list_sessions(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, words)
+    chosen, _more = await engine.registry.list(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, words)
     symbols = []
     for entry in chosen:
         session_id = str(entry["sessionId"])
@@ -182,7 +182,7 @@ async def _document_uri(ls: AcpLanguageServer, session_id: str) -> str | None:
     if engine is None:
         return None
     store = engine.conversations.store
-    path = store.path(engine.agent_key_of(session_id), session_id)
+    path = store.path(engine.agents.directory.key_of(session_id), session_id)
     if not await asyncio.to_thread(path.exists):
         try:
             return str((await engine.transcript(session_id))["uri"])

@@ -59,6 +59,11 @@ class FileService:
         self._written: dict[tuple[str, str], str] = {}
         self.reviewed = ReviewedEdits(tell_user, spawn, self._read_disk, self._replace_exactly)
 
+    def roots_of(self, session_id: str) -> list[str] | None:
+        """The session's roots (None for a session not known here)."""
+        session = self._sessions.get(session_id)
+        return session.roots if session is not None else None
+
     def _session_for_fs(self, params: JsonObj) -> Session:
         return self._session(params.get("sessionId"))
 

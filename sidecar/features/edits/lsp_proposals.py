@@ -49,7 +49,7 @@ class Proposals:
         engine = self._engine_of()
         if engine is None:
             return []
-        roots, diffs = engine.diffs_of(session_id, tool_call_id)
+        roots, diffs = engine.fs.diffs_of(session_id, tool_call_id)
         return self._of(roots, diffs)
 
     def for_permission(self, request: PermissionRequest) -> list[JsonObj]:
@@ -59,7 +59,7 @@ class Proposals:
         asked = request.tool_call.get("toolCallId")
         if not diffs and engine is not None and isinstance(asked, str) and asked:
             with contextlib.suppress(SidecarError):  # no diff known for it: nothing to propose
-                diffs = engine.diffs_of(request.session_id, asked)[1]
+                diffs = engine.fs.diffs_of(request.session_id, asked)[1]
         return self._of(self._roots(request.session_id), diffs) if diffs else []
 
     def for_update(self, session_id: str, replay: bool, update: Mapping[str, Any]) -> list[JsonObj] | None:
@@ -71,7 +71,7 @@ class Proposals:
 
     def _roots(self, session_id: str) -> Sequence[str] | None:
         engine = self._engine_of()
-        return engine.session_roots(session_id) if engine is not None else None
+        return engine.fs.roots_of(session_id) if engine is not None else None
 
     def _of(self, roots: Sequence[str] | None, diffs: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
         """One proposal per file the diffs change, in the order the agent first named them."""

@@ -19,7 +19,7 @@ async def test_a_reconciled_history_is_listed_from_the_store_and_from_memory_whe
         for i in range(HISTORY):
             other.put(
                 TitleRecord(
-                    agent=engine.agent_key,
+                    agent=engine.supervisor.key,
                     session_id=f"old-{i:05d}",
                     cwd=str(workspace),
                     title=f"Old {i}",
