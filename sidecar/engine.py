@@ -11,14 +11,12 @@ reacts to the events the parts publish (docs/architecture.md draws it).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
 from sidecar.acp import AcpClient
-from sidecar.acp.client import TERMINAL_METHODS
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
 from sidecar.features.conversation.conversations import Conversations
 from sidecar.features.conversation.operations import ConversationEvents
@@ -28,12 +26,14 @@ from sidecar.features.edits.fs_service import FileService
 from sidecar.features.edits.permissions import Permissions
 from sidecar.features.questions.elicitations import ElicitationAsker
 from sidecar.features.questions.feature import Questions
-from sidecar.features.terminals.terminals import Terminals
+from sidecar.features.terminals.feature import ClientTerminals
 from sidecar.features.titles.feature import Titles
 from sidecar.kernel import errors
 from sidecar.kernel.bus import (
     AgentLost,
     AgentReady,
+    AgentStopped,
+    CancelRequested,
     ConversationPiece,
     PromptAdmitted,
     PromptSent,
@@ -122,7 +122,8 @@ class Engine:
         self.questions = kernel.add(Questions(kernel, listener))
         self.elicitations = self.questions.elicitations
         # The agent's client terminals: the commands it runs through us, shown in the transcript.
-        self.terminals = Terminals(lambda: self.registry.by_id, self.bus, listener.on_terminal)
+        self.client_terminals = kernel.add(ClientTerminals(kernel, listener.on_terminal))
+        self.terminals = self.client_terminals.terminals
         self._answer_requests()
         self._subscribe()
 
@@ -133,11 +134,6 @@ class Engine:
         requests.answer("session/request_permission", lambda p, _agent: self.permissions.request(p))
         requests.answer("fs/read_text_file", lambda p, _agent: self.fs.read_text_file(p))
         requests.answer("fs/write_text_file", lambda p, _agent: self.fs.write_text_file(p))
-        for method in TERMINAL_METHODS:
-            requests.answer(method, functools.partial(self._terminal_request, method))
-
-    async def _terminal_request(self, method: str, params: JsonObj, _agent: str) -> JsonObj:
-        return await self.terminals.handle(method, params)
 
     def _subscribe(self) -> None:
         """Who reacts to what the parts publish, in order: the one table, which
@@ -153,7 +149,7 @@ class Engine:
             lambda e: editor.on_session_update(e.routed),
         )
         react(UpdateRouted, "edits: a tool call's end", self._reviewed_edit_follows)
-        react(UpdateRouted, "terminals: a tool call's terminal", self._terminal_follows)
+        react(UpdateRouted, "terminals: a tool call's terminal", self.client_terminals.tool_call)
         react(UpdateRouted, "kernel: the status", self._status_follows)
         react(SessionOpened, "conversation: the document exists", lambda e: docs.opened(e.session))
         react(ConversationPiece, "conversation: a feature's piece", docs.piece)
@@ -191,7 +187,10 @@ class Engine:
             lambda e: docs.title_changed(e.info, held_only=e.elsewhere),
         )
         react(AgentReady, "titles: reconcile with session/list", titles.agent_ready)
-        react(AgentLost, "kernel: queued turns fail, terminals released", self._agent_lost)
+        react(AgentLost, "kernel: queued turns fail", self._agent_lost)
+        react(AgentLost, "terminals: released", self.client_terminals.agent_lost)
+        self.bus.react_awaited(AgentStopped, "terminals: released", self.client_terminals.agent_stopped)
+        react(CancelRequested, "terminals: the session's killed", self.client_terminals.cancel_requested)
 
     @staticmethod
     def _withdraw_permissions(event: RequestsWithdrawn) -> None:
@@ -210,10 +209,6 @@ class Engine:
             self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
             self.fs.tool_call_ended(event.session, event.routed.update.raw)
 
-    def _terminal_follows(self, event: UpdateRouted) -> None:
-        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
-            self.terminals.show(event.session.session_id, event.routed.update.raw)
-
     def _status_follows(self, event: UpdateRouted) -> None:
         if event.state_changed:
             self.kernel.emit_status()
@@ -223,15 +218,10 @@ class Engine:
         sessions = self.registry.of_agent(event.name)
         for session in sessions:
             self.turns.fail_queued(session, event.reason)
-        # Nothing the dead agent started keeps running.
-        self.kernel.spawn(self._release_terminals(sessions), f"release-terminals-{event.name}")
-
-    async def _release_terminals(self, sessions: Sequence[Session]) -> None:
-        await self.terminals.release_all([s.session_id for s in sessions])
 
     async def _agent_stopped(self, name: str) -> None:
-        """An agent stopped idle: nothing it started keeps running."""
-        await self._release_terminals(self.registry.of_agent(name))
+        """An agent stopped idle: what reacts to it is done before the idle watch goes on."""
+        await self.bus.settle(AgentStopped(name))
 
     # ================================================================== life
     async def start(self) -> None:
@@ -379,18 +369,8 @@ class Engine:
     async def cancel(self, session_id: str | None = None) -> bool:
         session = await self.registry.resolve(session_id)
         cancelled = await self.turns.cancel(session)
-        # A cancelled turn leaves no command running (the agent may still read and release them).
-        self.kernel.spawn(self.terminals.kill_session(session.session_id), "kill-terminals")
+        self.bus.publish(CancelRequested(session))
         return cancelled
-
-    async def kill_terminals(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
-        """The editor's kill: one terminal by id, or every running terminal of a session."""
-        if terminal_id is not None:
-            if not await self.terminals.kill_by_id(terminal_id):
-                raise errors.invalid(f"no running terminal {terminal_id!r:.80}")
-            return {"killed": [terminal_id]}
-        session = await self.registry.resolve(session_id)
-        return {"killed": await self.terminals.kill_session(session.session_id)}
 
     # ================================================================== configuration
     async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:

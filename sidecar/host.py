@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     # Each feature's LSP module registers its commands when imported.
     from sidecar.features.questions import lsp_questions  # noqa: F401
+    from sidecar.features.terminals import lsp_terminals  # noqa: F401
     from sidecar.features.titles import lsp_titles  # noqa: F401
     from sidecar.lsp.app import build_server as build_lsp_server
 

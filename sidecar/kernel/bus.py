@@ -139,6 +139,20 @@ class AgentLost:
 
 
 @dataclass(frozen=True)
+class AgentStopped:
+    """An agent was stopped after its idle time (`name`: the configured agent's); awaited."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class CancelRequested:
+    """The user cancelled the session's turn (`acp.cancel`), whatever the turn's state was."""
+
+    session: Session
+
+
+@dataclass(frozen=True)
 class StatusChanged:
     """Something acp/status shows changed."""
 

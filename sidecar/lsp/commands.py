@@ -144,12 +144,6 @@ async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
     return {"cancelled": await engine.cancel(args.session_id)}
 
 
-@command("acp.terminal.kill", "TerminalKill", "terminalId")
-async def terminal_kill(ls: AcpLanguageServer, args: a.TerminalKill) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kill_terminals(args.terminal_id, args.session_id)
-
-
 @command("acp.session.setMode", "SetMode", "modeId")
 async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
     engine = await ls.ready_engine()
