@@ -35,6 +35,9 @@ from sidecar.kernel.bus import (
     AgentStopped,
     CancelRequested,
     ConversationPiece,
+    ModelSet,
+    ModeSet,
+    OptionsSet,
     PromptAdmitted,
     PromptSent,
     QuestionSettled,
@@ -50,9 +53,8 @@ from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.kernel import Kernel
 from sidecar.kernel.options import EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener
-from sidecar.kernel.prompts import PromptContext, prompt_blocks
+from sidecar.kernel.prompts import PromptContext
 from sidecar.kernel.session import PermissionRequest, Session
-from sidecar.kernel.turns import TurnKind
 from sidecar.kernel.updates import TOOL_CALL_KINDS
 
 # The names the LSP layer imports from here.
@@ -110,6 +112,7 @@ class Engine:
         self.fs = FileService(
             self.registry.by_id,
             files,
+            ops=kernel.file_ops,
             tell_user=listener.on_error,
             spawn=self.kernel.spawn,
             changes=self.changes,
@@ -159,6 +162,15 @@ class Engine:
             lambda e: docs.question_settled(e.session, e.ident, e.markdown),
         )
         react(ReplayBoundary, "conversation: the replay merged", lambda e: docs.replay(e.session, e.starting))
+        react(ModeSet, "conversation: the mode", lambda e: docs.mode_changed(e.session, e.mode_id))
+        react(
+            ModelSet, "conversation: the model", lambda e: docs.model_changed(e.session, e.model_id, e.name)
+        )
+        react(
+            OptionsSet,
+            "conversation: the options",
+            lambda e: docs.options_changed(e.session, e.session.config_options),
+        )
         react(PromptAdmitted, "titles: the first prompt's title", titles.prompt_admitted)
         react(PromptSent, "conversation: the prompt", lambda e: docs.prompt_sent(e.session, e.turn))
         react(PromptSent, "kernel: the agent's idle clock", self._agent_used)
@@ -344,73 +356,6 @@ class Engine:
         }
 
     # ================================================================== turns
-    async def prompt(
-        self,
-        text: object,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        context: PromptContext | None = None,
-    ) -> JsonObj:
-        if not isinstance(text, str) or not text.strip():
-            raise errors.invalid("text must be a non-empty string")
-        session = await self.registry.for_prompt(session_id, cwd)
-        contexts = [context] if context is not None else []
-        contexts += await self.fs.mention_contexts(session, text)  # refuses before anything is sent
-        described = self.agents.by_name[session.agent].agent
-        embed = described is not None and described.can_embed_context
-        turn = self.turns.admit(session, prompt_blocks(text, contexts, embed), TurnKind.PROMPT, echo=text)
-        self.bus.publish(PromptAdmitted(session, turn, text))
-        return {
-            "sessionId": session.session_id,
-            "turnId": turn.turn_id,
-            "position": self.turns.position(session, turn),
-        }
-
-    async def cancel(self, session_id: str | None = None) -> bool:
-        session = await self.registry.resolve(session_id)
-        cancelled = await self.turns.cancel(session)
-        self.bus.publish(CancelRequested(session))
-        return cancelled
-
-    # ================================================================== configuration
-    async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:
-        session = await self.registry.resolve(session_id)
-        result = await self.config.set_mode(session, mode_id)
-        if isinstance(mode_id, str):
-            self.conversations.mode_changed(session, mode_id)
-        return result
-
-    async def set_config_option(
-        self, config_id: object, value: object, session_id: str | None = None
-    ) -> JsonObj:
-        session = await self.registry.resolve(session_id)
-        result = await self.config.set_config_option(session, config_id, value)
-        self.conversations.options_changed(session, session.config_options)
-        return result
-
-    async def set_model(self, model_id: object, session_id: str | None = None) -> JsonObj:
-        session = await self.registry.resolve(session_id)
-        legacy = session.model_option() is None
-        result = await self.config.set_model(session, model_id)
-        if legacy and isinstance(model_id, str):
-            self.conversations.model_changed(session, model_id, session.model_name)
-        else:
-            self.conversations.options_changed(session, session.config_options)
-        return result
-
-    async def authenticate(self, method_id: object, agent: object | None = None) -> JsonObj:
-        """Authenticate an agent: the named one, else the active session's, else the default."""
-        if agent is None and self.registry.active is not None:
-            return await self.agents.by_name[self.registry.active.agent].authenticate(method_id)
-        return await self.agents.get(agent).authenticate(method_id)
-
-    async def logout(self, agent: object | None = None) -> JsonObj:
-        """Log out of an agent that offers it: the named one, else the active session's, else the
-        default."""
-        if agent is None and self.registry.active is not None:
-            return await self.agents.by_name[self.registry.active.agent].logout()
-        return await self.agents.get(agent).logout()
-
     # ================================================================== permissions and edits
     # ================================================================== ACP client handler
     # (each agent's requests come through its `AgentSide`, which keeps them to its own sessions)

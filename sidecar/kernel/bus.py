@@ -153,6 +153,30 @@ class CancelRequested:
 
 
 @dataclass(frozen=True)
+class ModeSet:
+    """The user set the session's mode (the agent accepted it)."""
+
+    session: Session
+    mode_id: str
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """The user set the session's model through the agent's legacy `session/set_model`."""
+
+    session: Session
+    model_id: str
+    name: str | None
+
+
+@dataclass(frozen=True)
+class OptionsSet:
+    """The user set one of the session's config options (the model's included)."""
+
+    session: Session
+
+
+@dataclass(frozen=True)
 class StatusChanged:
     """Something acp/status shows changed."""
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from sidecar.acp import AcpClient
 from sidecar.acp.errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND
+from sidecar.kernel.actions import Actions
 from sidecar.kernel.agent_directory import AgentDirectory
 from sidecar.kernel.agent_names import AgentIdentity
 from sidecar.kernel.agent_supervisor import AgentSupervisor
@@ -25,6 +26,7 @@ from sidecar.kernel.bus import EventBus, StatusChanged
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.early_updates import EarlyUpdates
 from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.file_ops import FileOps
 from sidecar.kernel.options import AgentSpec, EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener, SessionCatalog
 from sidecar.kernel.session import Session
@@ -166,6 +168,12 @@ class Kernel:
         self.registry = Sessions(ctx, self.agents, early)
         self.turns = TurnQueue(ctx, self.registry, self.agents)
         self.config = SessionConfig(self.registry.ensure_attached, self.call, ctx.status_changed)
+        # Blocking file operations off the loop, bounded per session (every feature's file work).
+        self.file_ops = FileOps()
+        # The user's actions on sessions, as the editor's commands ask for them.
+        self.actions = Actions(
+            self.registry, self.turns, self.agents, self.config, self.bus, files, self.file_ops
+        )
         # Ports a feature fills: the session's conversation document, for the status.
         self.document_uri: Callable[[str], str | None] = lambda _session_id: None
         self._status = StatusReporter(listener, self._status_snapshot)

@@ -116,7 +116,9 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
         result = await ls.transcripts.prompt(engine, transcript, args.text, ls.default_cwd(None), buffer)
     else:
         context = await _context(ls, args.uri, args.range) if args.uri else None
-        result = await engine.prompt(args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context)
+        result = await engine.kernel.actions.prompt(
+            args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context
+        )
     if ls.options.transcript.show_on_prompt:
         ls.transcripts.show(engine, result["sessionId"], unless_open=True)
     return result
@@ -141,19 +143,19 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
 @command("acp.cancel", "SessionTarget")
 async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
     engine = await ls.ready_engine()
-    return {"cancelled": await engine.cancel(args.session_id)}
+    return {"cancelled": await engine.kernel.actions.cancel(args.session_id)}
 
 
 @command("acp.session.setMode", "SetMode", "modeId")
 async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
     engine = await ls.ready_engine()
-    return await engine.set_mode(args.mode_id, args.session_id)
+    return await engine.kernel.actions.set_mode(args.mode_id, args.session_id)
 
 
 @command("acp.session.setModel", "SetModel", "modelId")
 async def set_model(ls: AcpLanguageServer, args: a.SetModel) -> Any:
     engine = await ls.ready_engine()
-    return await engine.set_model(args.model_id, args.session_id)
+    return await engine.kernel.actions.set_model(args.model_id, args.session_id)
 
 
 @command("acp.session.setConfigOption", "SetConfigOption")
@@ -163,7 +165,7 @@ async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> A
 
     if args.value is MISSING:
         raise invalid("value is required")
-    return await engine.set_config_option(args.config_id, args.value, args.session_id)
+    return await engine.kernel.actions.set_config_option(args.config_id, args.value, args.session_id)
 
 
 @command("acp.edit.apply", "EditApply")
@@ -199,7 +201,7 @@ async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()
-    return await engine.authenticate(args.method_id, args.agent)
+    return await engine.kernel.actions.authenticate(args.method_id, args.agent)
 
 
 @command("acp.session.delete", "SessionDelete", "sessionId")
@@ -220,7 +222,7 @@ async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
 @command("acp.logout", "Logout", "agent")
 async def logout(ls: AcpLanguageServer, args: a.Logout) -> Any:
     engine = await ls.ready_engine()
-    return await engine.logout(args.agent)
+    return await engine.kernel.actions.logout(args.agent)
 
 
 @command("acp.agents", "NoArguments", in_order=False)

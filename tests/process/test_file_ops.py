@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from sidecar.features.edits.file_ops import FileOps
 from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.file_ops import FileOps
 
 
 async def test_results_and_errors_pass_through() -> None:
@@ -70,7 +70,7 @@ STUCK_AT_EXIT = textwrap.dedent(
     """
     import asyncio, threading
     from sidecar.kernel.errors import SidecarError
-    from sidecar.features.edits.file_ops import FileOps
+    from sidecar.kernel.file_ops import FileOps
 
     async def main():
         ops = FileOps(timeout=0.2)

@@ -27,13 +27,13 @@ async def test_updates_in_flight_belong_to_the_turn_late_ones_to_none(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
-    first = await engine.prompt("first", sid)
+    first = await engine.kernel.actions.prompt("first", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("during the first"))
     call.finish()
     await until(lambda: bool(recorder.ended(first["turnId"])))
     await agents.current.send_update(sid, chunk("late of the first"))
-    second = await engine.prompt("second", sid)
+    second = await engine.kernel.actions.prompt("second", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("during the second"))
     call.finish()
@@ -50,7 +50,7 @@ async def test_a_turn_not_sent_yet_owns_no_update(
     agents.current.die(3)
     await until(lambda: engine.kernel.status()["state"] == "disconnected")
     agents.attach_gate.close()
-    waiting = await engine.prompt("waits for the session to attach", sid)
+    waiting = await engine.kernel.actions.prompt("waits for the session to attach", sid)
     await until(lambda: agents.attach_gate.waiting == 1)
     # The turn is running (position 0) but its prompt is not sent: this update is not its.
     await agents.current.send_update(sid, chunk("while attaching"))
@@ -68,9 +68,9 @@ async def test_a_cancelling_turn_still_owns_its_updates_until_it_ends(
 ) -> None:
     agents.cancel_stops = False
     sid = await engine.registry.new(str(workspace))
-    turn = await engine.prompt("long", sid)
+    turn = await engine.kernel.actions.prompt("long", sid)
     call = await agents.next_prompt()
-    assert await engine.cancel(sid)
+    assert await engine.kernel.actions.cancel(sid)
     await agents.current.send_update(sid, chunk("after cancel, before the answer"))
     call.finish("cancelled")
     await until(lambda: bool(recorder.ended(turn["turnId"])))
@@ -83,7 +83,7 @@ async def test_the_echo_of_our_prompt_is_dropped_other_user_text_is_kept(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
-    turn = await engine.prompt("please echo me", sid)
+    turn = await engine.kernel.actions.prompt("please echo me", sid)
     call = await agents.next_prompt()
     agent = agents.current
     # The echo may come in pieces; each piece that continues our text is ours.

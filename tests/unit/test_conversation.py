@@ -41,7 +41,7 @@ async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_o
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     assert engine.kernel.status()["transcriptUri"] == document(engine, sid).as_uri()
-    turn = await engine.prompt("What does main do?", sid)
+    turn = await engine.kernel.actions.prompt("What does main do?", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("It prints "))
     await agents.current.send_update(sid, chunk("a greeting."))
@@ -61,9 +61,9 @@ async def test_a_turn_that_was_never_sent_leaves_no_trace(
     engine: Engine, agents: FakeAgents, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
-    await engine.prompt("the first question", sid)
+    await engine.kernel.actions.prompt("the first question", sid)
     await agents.next_prompt()
-    await engine.prompt("the queued question", sid)
+    await engine.kernel.actions.prompt("the queued question", sid)
     agents.current.die(3)  # the running turn fails; the queued one ends without being sent
     text = await until_file(engine, sid, "_Turn failed")
     assert "the first question" in text and "**Error:**" in text
@@ -75,7 +75,7 @@ async def test_mode_and_title_changes_reach_the_document(
     engine: Engine, agents: FakeAgents, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
-    await engine.set_mode("code", sid)
+    await engine.kernel.actions.set_mode("code", sid)
     text = await until_file(engine, sid, "_Mode: Code_")
     assert "_Mode: Ask_" not in text  # the mode a session starts in is no change
     await agents.current.send_update(sid, {"sessionUpdate": "session_info_update", "title": "Parser work"})
@@ -105,7 +105,7 @@ async def test_a_replayed_history_is_merged_not_repeated(
     text = await until_file(engine, "old-1", "an old answer")
     agents.current.die(3)
     await until(lambda: engine.kernel.status()["state"] == "disconnected")
-    await engine.prompt("a new question", "old-1")  # the restarted agent replays it all again
+    await engine.kernel.actions.prompt("a new question", "old-1")  # the restarted agent replays it all again
     (await agents.next_prompt()).finish()
     text = await until_file(engine, "old-1", "(end_turn) · ")
     assert text.count("an old question") == 1 and text.count("an old answer") == 1
@@ -178,7 +178,7 @@ async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
     saved = path.read_text()
     path.unlink()
     path.mkdir()  # the document cannot be opened for writing now
-    await engine.prompt("kept through the failure", sid)
+    await engine.kernel.actions.prompt("kept through the failure", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("written later"))
     await until(lambda: any("transcript of session" in m for m in recorder.of("error")), what="an error")
@@ -199,7 +199,7 @@ async def test_shutdown_writes_what_is_still_queued(
     engine = make_engine(state, agents, recorder)
     await engine.start()
     sid = await engine.registry.new(str(workspace))
-    await engine.prompt("interrupted", sid)
+    await engine.kernel.actions.prompt("interrupted", sid)
     await agents.next_prompt()
     await agents.current.send_update(sid, chunk("the last words"))
     await engine.shutdown()  # at once: nothing waited for a flush
@@ -221,7 +221,7 @@ async def test_rendering_and_writing_run_off_the_event_loop(
 
     monkeypatch.setattr(Renderer, "_text", recording)
     sid = await engine.registry.new(str(workspace))
-    await engine.prompt("hostile", sid)
+    await engine.kernel.actions.prompt("hostile", sid)
     call = await agents.next_prompt()
     await agents.current.send_update(sid, chunk("\x1b[31m## You\n" + "y" * 2_000_000))
     call.finish()
@@ -244,7 +244,7 @@ async def test_an_update_the_renderer_fails_on_loses_only_itself(
 
     monkeypatch.setattr(Renderer, "update", failing)
     sid = await engine.registry.new(str(workspace))
-    await engine.prompt("go", sid)
+    await engine.kernel.actions.prompt("go", sid)
     call = await agents.next_prompt()
     for call_id in ("first", "bad", "last"):
         tool = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": f"Run {call_id}"}

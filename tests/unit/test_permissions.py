@@ -19,7 +19,7 @@ ONLY_ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
 
 async def running_turn(engine: Engine, agents: FakeAgents, workspace: Path) -> tuple[str, PromptCall]:
     sid = await engine.registry.new(str(workspace))
-    await engine.prompt("do things", sid)
+    await engine.kernel.actions.prompt("do things", sid)
     return sid, await agents.next_prompt()
 
 
@@ -70,7 +70,7 @@ async def test_cancel_answers_every_pending_request_cancelled(
     sid, _ = await running_turn(engine, agents, workspace)
     answers = [ask(agents, sid), ask(agents, sid, "execute")]
     await until(lambda: len(recorder.permission_requests) == 2)
-    assert await engine.cancel(sid)
+    assert await engine.kernel.actions.cancel(sid)
     assert await asyncio.gather(*answers) == [{"outcome": {"outcome": "cancelled"}}] * 2
     assert engine.permissions.pending() == []
 

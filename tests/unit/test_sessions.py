@@ -44,7 +44,7 @@ async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
     # A restart re-attaches by load: the history replays again and the tool calls are rebuilt.
     agents.current.die(3)
     await until(lambda: engine.kernel.status()["state"] == "disconnected")
-    turn = await engine.prompt("after the restart", "old-1")
+    turn = await engine.kernel.actions.prompt("after the restart", "old-1")
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     assert agents.called("session/load") == [("session/load", "old-1", str(workspace))] * 2
@@ -109,10 +109,10 @@ async def test_commands_without_a_session_wait_for_the_one_a_prompt_is_creating(
     agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
 ) -> None:
     agents.new_gate.close()
-    first = asyncio.ensure_future(engine.prompt("first", None, str(workspace)))
+    first = asyncio.ensure_future(engine.kernel.actions.prompt("first", None, str(workspace)))
     await until(lambda: agents.new_gate.waiting == 1)
-    second = asyncio.ensure_future(engine.prompt("second", None, str(workspace)))
-    mode = asyncio.ensure_future(engine.set_mode("code", None))
+    second = asyncio.ensure_future(engine.kernel.actions.prompt("second", None, str(workspace)))
+    mode = asyncio.ensure_future(engine.kernel.actions.set_mode("code", None))
     await settle()
     agents.new_gate.open()
     one, two = await first, await second
@@ -130,9 +130,9 @@ async def test_a_failed_session_new_lets_the_waiting_commands_fail_clearly(
     await engine.start()
     try:
         agents.new_gate.close()
-        first = asyncio.ensure_future(engine.prompt("first", None, str(workspace)))
+        first = asyncio.ensure_future(engine.kernel.actions.prompt("first", None, str(workspace)))
         await until(lambda: agents.new_gate.waiting == 1)
-        cancel = asyncio.ensure_future(engine.cancel(None))
+        cancel = asyncio.ensure_future(engine.kernel.actions.cancel(None))
         await settle()
         agents.current.die(3)
         agents.new_gate.open()

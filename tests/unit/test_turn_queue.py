@@ -25,7 +25,7 @@ async def test_turns_run_one_at_a_time_in_admission_order(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    admitted = [await engine.prompt(f"prompt {i}", sid) for i in range(3)]
+    admitted = [await engine.kernel.actions.prompt(f"prompt {i}", sid) for i in range(3)]
     assert [a["position"] for a in admitted] == [0, 1, 2]
     for index, turn in enumerate(admitted):
         call = await agents.next_prompt(index)
@@ -51,12 +51,12 @@ async def test_admission_is_bounded_and_a_refused_turn_leaves_no_trace(
     await engine.start()
     try:
         sid = await new(engine, workspace)
-        first = await engine.prompt("runs", sid)
+        first = await engine.kernel.actions.prompt("runs", sid)
         await agents.next_prompt(0)
-        queued = [await engine.prompt(f"waits {i}", sid) for i in range(2)]
+        queued = [await engine.kernel.actions.prompt(f"waits {i}", sid) for i in range(2)]
         assert [q["position"] for q in queued] == [1, 2]
         with pytest.raises(SidecarError) as refused:
-            await engine.prompt("one too many", sid)
+            await engine.kernel.actions.prompt("one too many", sid)
         assert refused.value.code == errors.QUEUE_FULL and "full (2 turns waiting)" in refused.value.message
         assert len(recorder.of("turn")) == 4  # 3 queued + 1 running: nothing for the refused one
         for index in range(3):
@@ -74,7 +74,7 @@ async def test_agent_error_ends_the_turn_once_with_the_error(
     from sidecar.acp import RemoteError
 
     sid = await new(engine, workspace)
-    turn = await engine.prompt("fails", sid)
+    turn = await engine.kernel.actions.prompt("fails", sid)
     call = await agents.next_prompt()
     call.answer.set_exception(RemoteError(-32603, "demo failure"))
     await until(lambda: bool(recorder.ended(turn["turnId"])))
@@ -88,7 +88,7 @@ async def test_an_agent_killed_by_a_signal_says_which(
 ) -> None:
     """Killed (by the out-of-memory killer, or `kill -9`): the message names the signal."""
     sid = await new(engine, workspace)
-    turn = await engine.prompt("runs", sid)
+    turn = await engine.kernel.actions.prompt("runs", sid)
     await agents.next_prompt()
     agents.current.die(-9)
     await until(lambda: bool(recorder.ended(turn["turnId"])))
@@ -100,8 +100,8 @@ async def test_agent_death_ends_running_and_queued_turns_once(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    running = await engine.prompt("runs", sid)
-    queued = await engine.prompt("waits", sid)
+    running = await engine.kernel.actions.prompt("runs", sid)
+    queued = await engine.kernel.actions.prompt("waits", sid)
     await agents.next_prompt()
     agents.current.die(3, stderr="boom")
     for turn in (running, queued):
@@ -112,7 +112,7 @@ async def test_agent_death_ends_running_and_queued_turns_once(
         assert end["error"]["code"] == errors.AGENT_DOWN
         assert "exited (code 3)" in end["error"]["message"] and "boom" in end["error"]["message"]
     # The next prompt restarts the agent and re-attaches the session.
-    after = await engine.prompt("after the crash", sid)
+    after = await engine.kernel.actions.prompt("after the crash", sid)
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(after["turnId"])))
     assert len(agents.agents) == 2 and agents.called("session/resume")
@@ -124,7 +124,7 @@ async def test_shutdown_ends_every_turn_once(
     engine = make_engine(tmp_path, agents, recorder)
     await engine.start()
     sid = await new(engine, workspace)
-    turns = [await engine.prompt(f"p{i}", sid) for i in range(3)]
+    turns = [await engine.kernel.actions.prompt(f"p{i}", sid) for i in range(3)]
     await agents.next_prompt()
     await engine.shutdown()
     for turn in turns:
@@ -137,9 +137,9 @@ async def test_cancel_in_flight_sends_session_cancel_and_ends_cancelled(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    turn = await engine.prompt("long", sid)
+    turn = await engine.kernel.actions.prompt("long", sid)
     await agents.next_prompt()
-    assert await engine.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is True
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     assert agents.called("session/cancel") == [("session/cancel", sid)]
     [end] = recorder.ended(turn["turnId"])
@@ -152,14 +152,14 @@ async def test_cancel_while_cancelling_and_after_the_end_is_a_no_op(
 ) -> None:
     agents.cancel_stops = False
     sid = await new(engine, workspace)
-    turn = await engine.prompt("long", sid)
+    turn = await engine.kernel.actions.prompt("long", sid)
     call = await agents.next_prompt()
-    assert await engine.cancel(sid) is True
-    assert await engine.cancel(sid) is False  # already cancelling
+    assert await engine.kernel.actions.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is False  # already cancelling
     assert len(agents.called("session/cancel")) == 1
     call.finish("cancelled")
     await until(lambda: bool(recorder.ended(turn["turnId"])))
-    assert await engine.cancel(sid) is False  # nothing left to cancel
+    assert await engine.kernel.actions.cancel(sid) is False  # nothing left to cancel
     await settle()
     assert len(recorder.ended(turn["turnId"])) == 1
 
@@ -168,10 +168,10 @@ async def test_cancel_of_a_running_turn_leaves_the_queued_one_to_run(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    first = await engine.prompt("first", sid)
-    second = await engine.prompt("second", sid)
+    first = await engine.kernel.actions.prompt("first", sid)
+    second = await engine.kernel.actions.prompt("second", sid)
     await agents.next_prompt(0)
-    assert await engine.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is True
     call = await agents.next_prompt(1)
     assert call.text == "second"
     call.finish()
@@ -184,16 +184,16 @@ async def test_cancel_at_position_0_before_the_runner_picked_it_up(
     engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
-    turn = await engine.prompt("cancel me at once", sid)
+    turn = await engine.kernel.actions.prompt("cancel me at once", sid)
     assert turn["position"] == 0
     # No await in between: the runner has not run yet.
-    assert await engine.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is True
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     await settle()
     assert recorder.ended(turn["turnId"])[0]["stopReason"] == "cancelled"
     assert agents.prompts == [] and not agents.called("session/cancel")
     # The session still works, and the cancel did not leak into the next turn.
-    after = await engine.prompt("next", sid)
+    after = await engine.kernel.actions.prompt("next", sid)
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(after["turnId"])))
     assert recorder.ended(after["turnId"])[0]["stopReason"] == "end_turn"
@@ -205,7 +205,7 @@ async def test_cancel_of_a_rename_right_after_it_was_asked(
 ) -> None:
     sid = await new(engine, workspace)
     await engine.title_feature.rename("Never sent", sid)
-    assert await engine.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is True
     turn_id = recorder.of("turn")[0]["turnId"]
     await until(lambda: bool(recorder.ended(turn_id)))
     assert recorder.ended(turn_id)[0]["stopReason"] == "cancelled"
@@ -222,15 +222,15 @@ async def test_cancel_while_the_turn_starts_up_ends_it_at_once(
     await until(lambda: engine.kernel.status()["state"] == "disconnected")
     gate: Gate = getattr(agents, held)
     gate.close()
-    turn = await engine.prompt("after the crash", sid)
+    turn = await engine.kernel.actions.prompt("after the crash", sid)
     await until(lambda: gate.waiting == 1, what=f"the runner to wait at {held}")
-    assert await engine.cancel(sid) is True
+    assert await engine.kernel.actions.cancel(sid) is True
     # Ended now, not once the agent is up and the session attached.
     await until(lambda: bool(recorder.ended(turn["turnId"])))
     assert recorder.ended(turn["turnId"])[0]["stopReason"] == "cancelled"
     gate.open()
     # Its prompt is never sent; the next turn finds the agent up, the session attached, and runs.
-    after = await engine.prompt("next", sid)
+    after = await engine.kernel.actions.prompt("next", sid)
     (await agents.next_prompt()).finish()
     await until(lambda: bool(recorder.ended(after["turnId"])))
     assert [p.text for p in agents.prompts] == ["next"]
@@ -245,10 +245,10 @@ async def test_an_agent_that_ignores_cancel_is_ended_by_the_deadline(
     await engine.start()
     try:
         sid = await new(engine, workspace)
-        stuck = await engine.prompt("ignores cancel", sid)
-        queued = await engine.prompt("then this", sid)
+        stuck = await engine.kernel.actions.prompt("ignores cancel", sid)
+        queued = await engine.kernel.actions.prompt("then this", sid)
         first = await agents.next_prompt(0)
-        assert await engine.cancel(sid) is True
+        assert await engine.kernel.actions.cancel(sid) is True
         await until(lambda: bool(recorder.ended(stuck["turnId"])))
         [end] = recorder.ended(stuck["turnId"])
         assert end["stopReason"] == "cancelled"
@@ -269,9 +269,9 @@ async def test_cancel_right_after_the_prompt_that_creates_the_session(
     import asyncio
 
     agents.new_gate.close()
-    prompt = asyncio.ensure_future(engine.prompt("first words", None, str(workspace)))
+    prompt = asyncio.ensure_future(engine.kernel.actions.prompt("first words", None, str(workspace)))
     await until(lambda: agents.new_gate.waiting == 1, what="session/new")
-    cancel = asyncio.ensure_future(engine.cancel(None))
+    cancel = asyncio.ensure_future(engine.kernel.actions.cancel(None))
     await settle()
     agents.new_gate.open()
     admitted = await prompt

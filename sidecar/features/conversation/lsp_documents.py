@@ -387,7 +387,7 @@ class TranscriptDocs:
         assert text is not None
         if session_id not in engine.registry.by_id:
             await engine.registry.load(session_id, None, default_cwd, owner)
-        result = await engine.prompt(text, session_id)
+        result = await engine.kernel.actions.prompt(text, session_id)
         if from_area:
             await self._tracked()  # a document opened just now: clear its buffer too
             self.clear_prompt(key, text)

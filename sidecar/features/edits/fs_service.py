@@ -17,10 +17,10 @@ from typing import Any
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
 from sidecar.features.edits.agent_changes import AgentChanges
 from sidecar.features.edits.diff_apply import by_path
-from sidecar.features.edits.file_ops import FileOps
 from sidecar.features.edits.reviewed_edits import ReviewedEdits
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
+from sidecar.kernel.file_ops import FileOps
 from sidecar.kernel.files import (
     read_text,
     read_text_if_exists,
@@ -29,9 +29,7 @@ from sidecar.kernel.files import (
     window,
     write_text,
 )
-from sidecar.kernel.mentions import MAX_MENTIONS, find_mentions
 from sidecar.kernel.ports import EditorFiles
-from sidecar.kernel.prompts import PromptContext
 from sidecar.kernel.session import Session
 from sidecar.kernel.tool_calls import diffs_in
 
@@ -44,13 +42,14 @@ class FileService:
         sessions: Mapping[str, Session],
         files: EditorFiles,
         *,
+        ops: FileOps,
         tell_user: Callable[[str], None],
         spawn: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[Any]],
         changes: AgentChanges | None = None,
     ) -> None:
         self._sessions = sessions
         self._files = files
-        self._ops = FileOps()
+        self._ops = ops  # the kernel's: one bound per session for every file operation
         # What each write changed, for review after it landed (None: not tracked).
         self.changes = changes
         self._spawn = spawn
@@ -156,31 +155,6 @@ class FileService:
         real = resolve_inside(path, roots)
         found = await self._ops.run(session_id, replace_exactly, real, expected, text, roots)
         return found == expected
-
-    async def mention_contexts(self, session: Session, text: str) -> list[PromptContext]:
-        """The files a prompt mentions (`@path`), as context: each inside the session's folders,
-        its open buffer first (unsaved text included), UTF-8 text only. The first one that cannot
-        go along is refused by name, so nothing is sent."""
-        mentions = find_mentions(text)
-        if len(mentions) > MAX_MENTIONS:
-            raise errors.invalid(
-                f"the prompt mentions {len(mentions)} files; at most {MAX_MENTIONS} go along with one "
-                "prompt; nothing was sent"
-            )
-        contexts: list[PromptContext] = []
-        for mention in mentions:
-            try:
-                path = resolve_inside(str(Path(session.cwd, mention.path)), session.roots)
-                content = self._files.open_document_text(path)
-                if content is None:
-                    content = await self._ops.run(session.session_id, read_text, path, session.roots)
-                if "\x00" in content:
-                    raise errors.invalid(f"{path} is a binary file")
-            except SidecarError as exc:
-                why = "no such file" if exc.code == RESOURCE_NOT_FOUND else exc.message
-                raise SidecarError(exc.code, f"{mention.written:.300}: {why}; nothing was sent") from None
-            contexts.append(PromptContext(uri=path.as_uri(), text=content))
-        return contexts
 
     async def _read_disk(self, session_id: str, path: Path) -> str | None:
         return await self._ops.run(session_id, read_text_if_exists, path, self._session(session_id).roots)
