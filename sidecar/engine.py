@@ -1,11 +1,11 @@
-"""The session engine: one facade over the agent, its sessions, turns, permissions and files.
+"""The engine side composed: the kernel, then each feature's engine side, in order, and the one
+table of who reacts to what (`_subscribe`; docs/architecture.md, "Who reacts to what").
 
-It knows nothing of LSP. The layer above calls its methods and receives events
-through an `EngineListener`; it provides editor services through `EditorFiles`.
-The engine is also the agent's ACP client handler (updates, permission and file
-requests). Each job lives in its own module; this one wires them together: every
-part gets one `EngineContext`, and `_subscribe` is the one place that says who
-reacts to the events the parts publish (docs/architecture.md draws it).
+It knows nothing of LSP: the editor side is the `EditorSide` it is handed (the LSP shell's
+notifier) and the editor's buffers (`EditorFiles`). It forwards nothing: the LSP side reaches
+the part it needs (`engine.kernel.actions`, `engine.registry`, `engine.permissions`, ...). Left
+here: the start and the shutdown in their order, and the operations that span features (a
+session's document, delete, fork), which move to the kernel and the features next.
 """
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ from sidecar.acp import AcpClient
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
 from sidecar.features.conversation.conversations import Conversations
 from sidecar.features.conversation.operations import ConversationEvents
-from sidecar.features.edits.agent_changes import AgentChanges
-from sidecar.features.edits.change_store import AgentChangeStore, ChangePersistence
-from sidecar.features.edits.fs_service import FileService
-from sidecar.features.edits.permissions import Permissions
+from sidecar.features.edits.feature import Edits
 from sidecar.features.questions.elicitations import ElicitationAsker
 from sidecar.features.questions.feature import Questions
 from sidecar.features.terminals.feature import ClientTerminals
@@ -55,7 +52,6 @@ from sidecar.kernel.options import EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener
 from sidecar.kernel.prompts import PromptContext
 from sidecar.kernel.session import PermissionRequest, Session
-from sidecar.kernel.updates import TOOL_CALL_KINDS
 
 # The names the LSP layer imports from here.
 __all__ = [
@@ -104,44 +100,21 @@ class Engine:
         # Each session's transcript document (rendered and written off the event loop).
         self.conversations = Conversations(ctx, self.titles.title_of, listener)
         kernel.document_uri = self.conversations.uri
-        # The agent's changes after they landed, for review per hunk (docs/protocol.md, "Agent changes").
-        self.changes = AgentChanges()
-        self.saved_changes = ChangePersistence(
-            self.changes, AgentChangeStore(options.state_dir), ctx.agent_key, files.open_document_text
-        )
-        self.fs = FileService(
-            self.registry.by_id,
-            files,
-            ops=kernel.file_ops,
-            tell_user=listener.on_error,
-            spawn=self.kernel.spawn,
-            changes=self.changes,
-        )
-        # Edits the user changed in review before allowing them: written instead of the agent's.
-        self.reviewed = self.fs.reviewed
-        self.permissions = Permissions(
-            options.permissions, self.registry.by_id, listener, ctx.status_changed, self.reviewed
-        )
+        self.edits = kernel.add(Edits(kernel))
+        self.changes, self.saved_changes = self.edits.changes, self.edits.saved_changes
+        self.fs, self.reviewed, self.permissions = self.edits.fs, self.edits.reviewed, self.edits.permissions
         self.questions = kernel.add(Questions(kernel, listener))
         self.elicitations = self.questions.elicitations
         # The agent's client terminals: the commands it runs through us, shown in the transcript.
         self.client_terminals = kernel.add(ClientTerminals(kernel, listener.on_terminal))
         self.terminals = self.client_terminals.terminals
-        self._answer_requests()
         self._subscribe()
 
     # ================================================================== wiring
-    def _answer_requests(self) -> None:
-        """Who answers each of the agent's requests (the kernel's one table of them)."""
-        requests = self.kernel.requests
-        requests.answer("session/request_permission", lambda p, _agent: self.permissions.request(p))
-        requests.answer("fs/read_text_file", lambda p, _agent: self.fs.read_text_file(p))
-        requests.answer("fs/write_text_file", lambda p, _agent: self.fs.write_text_file(p))
-
     def _subscribe(self) -> None:
         """Who reacts to what the parts publish, in order: the one table, which
         docs/architecture.md ("Who reacts to what") says name for name (a test holds the two)."""
-        react, docs, editor, reviewed = self.bus.react, self.conversations, self.listener, self.reviewed
+        react, docs, editor, edits = self.bus.react, self.conversations, self.listener, self.edits
         titles = self.title_feature
         # A routed session/update (the session's own state took it in already):
         react(UpdateRouted, "conversation: the document", lambda e: docs.update(e.session, e.routed.update))
@@ -151,7 +124,7 @@ class Engine:
             "editor: acp/sessionUpdate, progress, notices",
             lambda e: editor.on_session_update(e.routed),
         )
-        react(UpdateRouted, "edits: a tool call's end", self._reviewed_edit_follows)
+        react(UpdateRouted, "edits: a tool call's end", edits.tool_call)
         react(UpdateRouted, "terminals: a tool call's terminal", self.client_terminals.tool_call)
         react(UpdateRouted, "kernel: the status", self._status_follows)
         react(SessionOpened, "conversation: the document exists", lambda e: docs.opened(e.session))
@@ -174,16 +147,16 @@ class Engine:
         react(PromptAdmitted, "titles: the first prompt's title", titles.prompt_admitted)
         react(PromptSent, "conversation: the prompt", lambda e: docs.prompt_sent(e.session, e.turn))
         react(PromptSent, "kernel: the agent's idle clock", self._agent_used)
-        react(RequestsWithdrawn, "edits: permissions answered cancelled", self._withdraw_permissions)
+        react(RequestsWithdrawn, "edits: permissions answered cancelled", edits.withdrawn)
         react(RequestsWithdrawn, "questions: answered cancelled", self.questions.withdrawn)
         self.bus.react_awaited(
             TurnSettling,
             "edits: reviewed edits put in place",
-            lambda e: reviewed.settle_turn(e.session.session_id),
+            edits.settling,
         )
         react(TurnEnded, "kernel: the agent's idle clock", self._agent_used)
         react(TurnEnded, "conversation: how the turn ended", lambda e: docs.turn_ended(e.session, e.turn))
-        react(TurnEnded, "edits: reviewed edits settle", lambda e: reviewed.turn_ended(e.session.session_id))
+        react(TurnEnded, "edits: reviewed edits settle", edits.turn_ended)
         react(TurnEnded, "titles: a rename turn's outcome", titles.turn_ended)
         react(
             TitleChanged,
@@ -204,22 +177,11 @@ class Engine:
         self.bus.react_awaited(AgentStopped, "terminals: released", self.client_terminals.agent_stopped)
         react(CancelRequested, "terminals: the session's killed", self.client_terminals.cancel_requested)
 
-    @staticmethod
-    def _withdraw_permissions(event: RequestsWithdrawn) -> None:
-        Permissions.cancel_pending(event.session)
-
     def _agent_used(self, event: PromptSent | TurnEnded) -> None:
         self.agents.by_name[event.session.agent].last_used = time.monotonic()
 
     def _call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
         return self.kernel.call(session, call)
-
-    def _reviewed_edit_follows(self, event: UpdateRouted) -> None:
-        # A replayed tool call is history: what it wrote landed long ago (a change the user kept
-        # would come back for review), and no reviewed edit of this process waits for it.
-        if event.routed.update.kind in TOOL_CALL_KINDS and not event.routed.replay:
-            self.reviewed.tool_call_ended(event.session.session_id, event.routed.update.raw)
-            self.fs.tool_call_ended(event.session, event.routed.update.raw)
 
     def _status_follows(self, event: UpdateRouted) -> None:
         if event.state_changed:
@@ -239,7 +201,6 @@ class Engine:
     async def start(self) -> None:
         """Open the title cache and start the agent; failures are reported, not raised."""
         await self.kernel.start()
-        self.kernel.spawn(self.saved_changes.restore(), "agent-changes-restore")
         # No agent is started here: each starts on its first use.
         self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)
 
