@@ -7,12 +7,22 @@ Each is the kernel's own logic over its parts; what the features do about it, th
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
 from sidecar.kernel import errors
-from sidecar.kernel.bus import CancelRequested, ModelSet, ModeSet, OptionsSet, PromptAdmitted
+from sidecar.kernel.bus import (
+    CancelRequested,
+    ModelSet,
+    ModeSet,
+    OptionsSet,
+    PromptAdmitted,
+    SessionDeleted,
+    SessionDeleting,
+    SessionForking,
+)
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.files import read_text, resolve_inside
 from sidecar.kernel.mentions import MAX_MENTIONS, find_mentions
@@ -29,6 +39,8 @@ if TYPE_CHECKING:
     from sidecar.kernel.session_config import SessionConfig
     from sidecar.kernel.sessions import Sessions
     from sidecar.kernel.turn_queue import TurnQueue
+
+log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
 
@@ -103,6 +115,64 @@ class Actions:
         cancelled = await self.turns.cancel(session)
         self.bus.publish(CancelRequested(session))
         return cancelled
+
+    # ------------------------------------------------------------------ delete, fork
+    async def delete(self, session_id: object) -> JsonObj:
+        """`session/delete` on the session's agent (when it offers it), then its title and its
+        conversation document are removed here too. A busy session is refused (nothing is lost:
+        cancel its turn first); one the agent no longer knows is removed here all the same."""
+        if not isinstance(session_id, str) or not session_id:
+            raise errors.invalid("sessionId must be a non-empty string")
+        session = self.registry.by_id.get(session_id)
+        if session is None and await self.registry.catalog.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        if session is not None and (session.queue or session.permissions or session.state() != "idle"):
+            raise errors.invalid(
+                f"session {session_id} is busy: cancel its turn (acp.cancel) before deleting it"
+            )
+        supervisor = self.agents.of(session_id)
+        client = await supervisor.ensure()
+        try:
+            await supervisor.call(client.delete_session(session_id))
+        except errors.SidecarError as exc:
+            if exc.code != RESOURCE_NOT_FOUND:
+                raise
+            log.info("session/delete: the agent no longer knows %s; removed here", session_id)
+        await self.bus.settle(SessionDeleting(session_id))
+        self.registry.forget(session_id)
+        await self.registry.catalog.forget(session_id)
+        await self.bus.settle(SessionDeleted(session_id))
+        return {"sessionId": session_id}
+
+    def can_fork(self, session_id: str) -> bool:
+        """The session's agent offers `session/fork` (known once it has started)."""
+        agent = self.agents.of(session_id).agent
+        return agent is not None and agent.can_fork
+
+    async def fork(self, session_id: object | None) -> JsonObj:
+        """`session/fork` of a session (the active one by default) on its agent, when it offers it:
+        the new session becomes the active one; its document starts with the parent's. A parent
+        with a turn running may be forked: its agent decides what of that turn the fork holds."""
+        registry = self.registry
+        if session_id is not None and (not isinstance(session_id, str) or not session_id):
+            raise errors.invalid("sessionId must be a non-empty string")
+        if session_id is None or session_id in registry.by_id:
+            parent = await registry.resolve(session_id)
+        elif await registry.catalog.find(session_id) is None:
+            raise errors.unknown_session(session_id)
+        else:  # a session of the title cache: attached first (its cwd and agent are known then)
+            parent = registry.get(await registry.load(session_id))
+        supervisor = self.agents.by_name[parent.agent]
+        await supervisor.ensure()
+        if not self.can_fork(parent.session_id):
+            raise SidecarError(errors.CAPABILITY, "the agent does not offer session/fork")
+        await self.bus.settle(SessionForking(parent))
+        session = await registry.fork(parent)
+        return {
+            "sessionId": session.session_id,
+            "title": registry.catalog.current_title(session.session_id),
+            "agent": session.agent,
+        }
 
     # ------------------------------------------------------------------ configuration
     async def set_mode(self, mode_id: object, session_id: str | None = None) -> JsonObj:

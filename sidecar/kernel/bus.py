@@ -153,6 +153,28 @@ class CancelRequested:
 
 
 @dataclass(frozen=True)
+class SessionDeleting:
+    """The agent deleted the session (or no longer knew it); awaited before it is forgotten."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class SessionDeleted:
+    """The session was forgotten here (the registry, the catalogue); awaited."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class SessionForking:
+    """A fork of `parent` is about to be asked of its agent; awaited (the fork's document starts
+    with the parent's, so that is written out first)."""
+
+    parent: Session
+
+
+@dataclass(frozen=True)
 class ModeSet:
     """The user set the session's mode (the agent accepted it)."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -22,7 +23,15 @@ from sidecar.kernel.agent_directory import AgentDirectory
 from sidecar.kernel.agent_names import AgentIdentity
 from sidecar.kernel.agent_supervisor import AgentSupervisor
 from sidecar.kernel.agents import Agents
-from sidecar.kernel.bus import EventBus, StatusChanged
+from sidecar.kernel.bus import (
+    AgentLost,
+    AgentStopped,
+    EventBus,
+    PromptSent,
+    StatusChanged,
+    TurnEnded,
+    UpdateRouted,
+)
 from sidecar.kernel.context import EngineContext
 from sidecar.kernel.early_updates import EarlyUpdates
 from sidecar.kernel.errors import SidecarError
@@ -228,6 +237,25 @@ class Kernel:
     def on_session_update(self, params: JsonObj) -> None:
         self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
 
+    # ------------------------------------------------------------------ the kernel's reactions
+    def agent_used(self, event: PromptSent | TurnEnded) -> None:
+        """A prompt went to the agent or a turn ended: its idle stop's clock starts again."""
+        self.agents.by_name[event.session.agent].last_used = time.monotonic()
+
+    def status_follows(self, event: UpdateRouted) -> None:
+        """The session's mode, config options or usage changed with the update: `acp/status`."""
+        if event.state_changed:
+            self.emit_status()
+
+    def agent_lost(self, event: AgentLost) -> None:
+        """Only that agent's sessions: the others' turns go on untouched."""
+        for session in self.registry.of_agent(event.name):
+            self.turns.fail_queued(session, event.reason)
+
+    async def _agent_stopped(self, name: str) -> None:
+        """An agent stopped idle: what reacts to it is done before the idle watch goes on."""
+        await self.bus.settle(AgentStopped(name))
+
     # ------------------------------------------------------------------ status
     def _status_snapshot(self) -> JsonObj:
         session = self.registry.active
@@ -247,3 +275,5 @@ class Kernel:
         for hook in self._on_start:
             await hook()
         self.emit_status()
+        # No agent is started here: each starts on its first use.
+        self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)

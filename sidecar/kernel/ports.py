@@ -51,6 +51,18 @@ class SessionCatalog(Protocol):
     feature keeps it (`Kernel.provide_catalog`)."""
 
     def title_of(self, session_id: str) -> str | None: ...
+    def current_title(self, session_id: str) -> str | None:
+        """The title as known now, saved or not (`title_of`: the one the editor was shown)."""
+        ...
+
+    async def find(self, session_id: str) -> object | None:
+        """The catalogue's record of a session (this process's or any other's), or None."""
+        ...
+
+    async def forget(self, session_id: str) -> None:
+        """A deleted session leaves the catalogue."""
+        ...
+
     async def session_created(self, session: Session) -> None: ...
     async def session_attached(self, session: Session) -> None: ...
     def forked(self, session: Session, parent_id: str) -> None: ...
@@ -77,6 +89,15 @@ class NoCatalog:
     """The catalogue of a kernel no feature keeps one for: it knows nothing and keeps nothing."""
 
     def title_of(self, session_id: str) -> str | None:
+        return None
+
+    def current_title(self, session_id: str) -> str | None:
+        return None
+
+    async def find(self, session_id: str) -> object | None:
+        return None
+
+    async def forget(self, session_id: str) -> None:
         return None
 
     async def session_created(self, session: Session) -> None:

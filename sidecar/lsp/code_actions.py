@@ -148,7 +148,7 @@ def _transcript_actions(engine: Engine, uri: str, session_id: str) -> list[types
         actions.append(
             types.CodeAction(title="Cancel the running turn", kind=types.CodeActionKind.Empty, command=cancel)
         )
-    if engine.can_fork(session_id):
+    if engine.kernel.actions.can_fork(session_id):
         title = "Fork this session"
         target = [{"sessionId": session_id, "show": True}]  # shown: Helix has no other view of it
         fork = types.Command(title=title, command="acp.session.fork", arguments=target)

@@ -100,7 +100,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
 @command("acp.session.transcript", "SessionTranscript", "sessionId")
 async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -> Any:
     engine = await ls.ready_engine()
-    result = await engine.transcript(args.session_id)
+    result = await engine.documents.transcript(args.session_id)
     if args.show:
         ls.transcripts.show(engine, result["sessionId"])
     return result
@@ -207,13 +207,13 @@ async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
 @command("acp.session.delete", "SessionDelete", "sessionId")
 async def session_delete(ls: AcpLanguageServer, args: a.SessionDelete) -> Any:
     engine = await ls.ready_engine()
-    return await engine.delete_session(args.session_id)
+    return await engine.kernel.actions.delete(args.session_id)
 
 
 @command("acp.session.fork", "SessionFork", "sessionId")
 async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
     engine = await ls.ready_engine()
-    result = await engine.fork_session(args.session_id)
+    result = await engine.kernel.actions.fork(args.session_id)
     if args.show:
         ls.transcripts.show(engine, result["sessionId"])
     return result

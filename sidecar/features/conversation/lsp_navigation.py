@@ -185,7 +185,7 @@ async def _document_uri(ls: AcpLanguageServer, session_id: str) -> str | None:
     path = store.path(engine.agents.directory.key_of(session_id), session_id)
     if not await asyncio.to_thread(path.exists):
         try:
-            return str((await engine.transcript(session_id))["uri"])
+            return str((await engine.documents.transcript(session_id))["uri"])
         except Exception:
             return None
     return path.as_uri()

@@ -13,7 +13,7 @@ from typing import Any
 from sidecar.acp.client import TERMINAL_METHODS
 from sidecar.features.terminals.terminals import EventSink, Terminals
 from sidecar.kernel import errors
-from sidecar.kernel.bus import AgentLost, AgentStopped, CancelRequested, UpdateRouted
+from sidecar.kernel.bus import AgentLost, AgentStopped, CancelRequested, SessionDeleting, UpdateRouted
 from sidecar.kernel.kernel import Kernel
 from sidecar.kernel.updates import TOOL_CALL_KINDS
 
@@ -48,6 +48,10 @@ class ClientTerminals:
     async def agent_stopped(self, event: AgentStopped) -> None:
         """An agent stopped idle: nothing it started keeps running."""
         await self.terminals.release_all([s.session_id for s in self._kernel.registry.of_agent(event.name)])
+
+    async def deleting(self, event: SessionDeleting) -> None:
+        """A deleted session's terminals are released before it is forgotten."""
+        await self.terminals.release_all([event.session_id])
 
     # ------------------------------------------------------------------ the kill command
     async def kill(self, terminal_id: str | None = None, session_id: str | None = None) -> JsonObj:
