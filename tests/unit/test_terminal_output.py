@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.features.terminals.pieces import terminal_exit_line, terminal_output_block
-from sidecar.features.terminals.terminals import OutputBuffer, exit_status_of
+from sidecar.features.terminals.terminal import OutputBuffer, exit_status_of
 
 
 def test_the_front_is_dropped_at_a_character_boundary() -> None:
