@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
 from sidecar.acp import AcpClient
 from sidecar.features.conversation.feature import Documents
@@ -48,24 +48,9 @@ from sidecar.kernel.bus import (
 from sidecar.kernel.kernel import Kernel
 from sidecar.kernel.options import EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener
-from sidecar.kernel.prompts import PromptContext
-from sidecar.kernel.session import PermissionRequest, Session
-
-# The names the LSP layer imports from here.
-__all__ = [
-    "EditorFiles",
-    "Engine",
-    "EngineListener",
-    "EngineOptions",
-    "PermissionRequest",
-    "PromptContext",
-    "Session",
-]
 
 log = logging.getLogger(__name__)
 
-JsonObj = dict[str, Any]
-T = TypeVar("T")
 
 SAVE_BEFORE_STOP_WAIT = 3.0  # seconds for the titles' pending writes at shutdown, before the agent stops
 

@@ -22,7 +22,7 @@ from pygls.exceptions import JsonRpcException
 from sidecar.lsp.server import AcpLanguageServer, NotInitialized
 
 if TYPE_CHECKING:
-    from sidecar.engine import PromptContext
+    from sidecar.kernel.prompts import PromptContext
     from sidecar.lsp import arguments as a
 
 log = logging.getLogger(__name__)
@@ -125,7 +125,7 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
 
 
 async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptContext:
-    from sidecar.engine import PromptContext
+    from sidecar.kernel.prompts import PromptContext
 
     rng = None
     if raw_range is not None:

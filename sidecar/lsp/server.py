@@ -283,7 +283,8 @@ class AcpLanguageServer(LanguageServer):
         return specs, default
 
     def start_engine(self) -> None:
-        from sidecar.engine import Engine, EngineOptions
+        from sidecar.engine import Engine
+        from sidecar.kernel.options import EngineOptions
 
         opts = self.options
         specs, default = self.agent_specs()

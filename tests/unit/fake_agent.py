@@ -17,8 +17,10 @@ from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
 from sidecar.acp.process import StderrRing
-from sidecar.engine import Engine, EngineOptions, PermissionRequest
+from sidecar.engine import Engine
 from sidecar.features.conversation.api import DocumentChange
+from sidecar.kernel.options import EngineOptions
+from sidecar.kernel.session import PermissionRequest
 from sidecar.kernel.updates import Routed
 
 JsonObj = dict[str, Any]

@@ -206,7 +206,6 @@ STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
         ("sidecar.lsp.code_actions", "conversation"),
         ("sidecar.lsp.code_actions", "edits"),
         ("sidecar.lsp.code_actions", "stream"),
-        ("sidecar.lsp.commands", "engine"),
         ("sidecar.lsp.editor_files", "edits"),
         ("sidecar.lsp.notifier", "conversation"),
         ("sidecar.lsp.notifier", "edits"),
