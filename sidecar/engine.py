@@ -67,7 +67,6 @@ class Engine:
         files: EditorFiles,
         connect: AgentConnector = AcpClient,
     ) -> None:
-        self.options = options
         self.listener = listener
         self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
         kernel = self.kernel = Kernel(options, listener, files, connect)
@@ -76,7 +75,6 @@ class Engine:
         self.supervisor = self.agents.default
         self.registry = kernel.registry
         self.turns = kernel.turns
-        self.config = kernel.config
         self.title_feature = kernel.add(Titles(kernel))
         self.titles = self.title_feature.titling
         self.documents = kernel.add(Documents(kernel, listener))

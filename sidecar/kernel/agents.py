@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sidecar.kernel.agent_directory import AgentDirectory
 from sidecar.kernel.agent_names import AgentIdentity
@@ -21,8 +21,10 @@ from sidecar.kernel.options import AgentSpec
 
 if TYPE_CHECKING:
     from sidecar.kernel.agent_supervisor import AgentSupervisor
+    from sidecar.kernel.session import Session
 
 JsonObj = dict[str, Any]
+T = TypeVar("T")
 
 IDLE_CHECK_MAX_SECONDS = 30.0  # the idle stop looks at least this often
 
@@ -55,6 +57,10 @@ class Agents:
 
     def of(self, session_id: str) -> AgentSupervisor:
         return self.by_name[self.directory.owner_of(session_id)]
+
+    def call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
+        """A call to the session's agent, its errors made user-facing (with that agent's reason)."""
+        return self.by_name[session.agent].call(call)
 
     def all(self) -> list[AgentSupervisor]:
         return list(self.by_name.values())

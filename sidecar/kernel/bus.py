@@ -250,13 +250,15 @@ class EventBus:
             try:
                 await handler(event)
             except Exception as exc:
-                name = getattr(handler, "__qualname__", repr(handler))
-                self.on_failure(f"{type(event).__name__} -> {name}", exc)
+                self._failed(event, handler, exc)
 
     def publish(self, event: object) -> None:
         for handler in self._handlers.get(type(event), ()):
             try:
                 handler(event)
             except Exception as exc:
-                name = getattr(handler, "__qualname__", repr(handler))
-                self.on_failure(f"{type(event).__name__} -> {name}", exc)
+                self._failed(event, handler, exc)
+
+    def _failed(self, event: object, handler: Callable[[Any], Any], exc: Exception) -> None:
+        name = getattr(handler, "__qualname__", repr(handler))
+        self.on_failure(f"{type(event).__name__} -> {name}", exc)

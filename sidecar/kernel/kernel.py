@@ -38,7 +38,6 @@ from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.file_ops import FileOps
 from sidecar.kernel.options import AgentSpec, EngineOptions
 from sidecar.kernel.ports import AgentConnector, EditorFiles, EngineListener, SessionCatalog
-from sidecar.kernel.session import Session
 from sidecar.kernel.session_config import SessionConfig
 from sidecar.kernel.sessions import Sessions
 from sidecar.kernel.status import StatusReporter, build_status
@@ -49,7 +48,6 @@ from sidecar.tasks import OwnedTasks
 log = logging.getLogger(__name__)
 
 JsonObj = dict[str, Any]
-T = TypeVar("T")
 F = TypeVar("F")
 
 # An agent->client request a feature answers: its params (and, for the requests that need it, the
@@ -176,7 +174,7 @@ class Kernel:
         )
         self.registry = Sessions(ctx, self.agents, early)
         self.turns = TurnQueue(ctx, self.registry, self.agents)
-        self.config = SessionConfig(self.registry.ensure_attached, self.call, ctx.status_changed)
+        self.config = SessionConfig(self.registry.ensure_attached, self.agents.call, ctx.status_changed)
         # Blocking file operations off the loop, bounded per session (every feature's file work).
         self.file_ops = FileOps()
         # The user's actions on sessions, as the editor's commands ask for them.
@@ -230,10 +228,6 @@ class Kernel:
         await self._tasks.aclose()
 
     # ------------------------------------------------------------------ the agents
-    def call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
-        """A call to the session's agent, its errors made user-facing."""
-        return self.agents.by_name[session.agent].call(call)
-
     def on_session_update(self, params: JsonObj) -> None:
         self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sidecar.acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND
 from sidecar.kernel import errors
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from sidecar.kernel.sessions import Sessions
 
 JsonObj = dict[str, Any]
-T = TypeVar("T")
 
 
 def fork_not_live(exc: SidecarError) -> bool:
@@ -64,10 +62,6 @@ class TurnQueue:
         self._registry = registry
         self._agents = agents
         self._ids = itertools.count(1)
-
-    def _call(self, session: Session, call: Awaitable[T]) -> Awaitable[T]:
-        """A call to the session's agent, its errors made user-facing."""
-        return self._agents.by_name[session.agent].call(call)
 
     def _cancel_permissions(self, session: Session) -> None:
         self._bus.publish(RequestsWithdrawn(session))
@@ -156,7 +150,7 @@ class TurnQueue:
         the fork live, the fork is resumed (else loaded) and the prompt sent once more."""
         try:
             prompt = client.prompt(session.session_id, turn.blocks, turn.meta)
-            result: JsonObj = await self._call(session, prompt)
+            result: JsonObj = await self._agents.call(session, prompt)
         except SidecarError as exc:
             if not (session.fork_unproven and fork_not_live(exc)) or turn.state is not TurnState.RUNNING:
                 raise
@@ -167,7 +161,9 @@ class TurnQueue:
             if turn.state is not TurnState.RUNNING:
                 return {"stopReason": "cancelled"}
             turn.in_flight = True
-            result = await self._call(session, client.prompt(session.session_id, turn.blocks, turn.meta))
+            result = await self._agents.call(
+                session, client.prompt(session.session_id, turn.blocks, turn.meta)
+            )
         session.fork_unproven = False
         return result
 
