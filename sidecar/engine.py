@@ -99,11 +99,7 @@ class Engine:
         # A routed session/update (the session's own state took it in already):
         react(UpdateRouted, "conversation: the document", lambda e: docs.update(e.session, e.routed.update))
         react(UpdateRouted, "titles: the agent's title", titles.info_update)
-        react(
-            UpdateRouted,
-            "editor: acp/sessionUpdate, progress, notices",
-            lambda e: editor.on_session_update(e.routed),
-        )
+        react(UpdateRouted, "editor: acp/sessionUpdate, progress, notices", editor.on_session_update)
         react(UpdateRouted, "edits: a tool call's end", edits.tool_call)
         react(UpdateRouted, "terminals: a tool call's terminal", self.client_terminals.tool_call)
         react(UpdateRouted, "kernel: the status", kernel.status_follows)

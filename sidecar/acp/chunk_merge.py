@@ -22,21 +22,42 @@ _UPDATE_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
 _CONTENT_KEYS = frozenset({"type", "text"})
 
 
-def _text_chunk(params: Any) -> tuple[str, dict[str, Any], str] | None:
-    """(session id, update, text) of a frame that is a bare text chunk, else None."""
-    if type(params) is not dict or len(params) != 2:
+def plain_text(update: Any) -> str | None:
+    """The text of a *plain text chunk*, else None: the one rule of what may be joined.
+
+    A plain text chunk is a message or thought chunk (or the user's) that holds nothing but a
+    text block (`type` and `text`) and maybe a string `messageId`. Joining the texts of two
+    plain chunks of one message loses nothing; anything else (annotations, `_meta`, other
+    fields) stays its own update. Every joiner uses this rule: the merge of queued frames here,
+    `kernel/updates.py` (`Update.plain`, read by the editor's coalescer and the conversation
+    document).
+    """
+    if type(update) is not dict or update.get("sessionUpdate") not in TEXT_CHUNKS:
         return None
-    session_id = params.get("sessionId")
-    update = params.get("update")
-    if type(session_id) is not str or type(update) is not dict:
+    if not _UPDATE_KEYS.issuperset(update):
         return None
-    if update.get("sessionUpdate") not in TEXT_CHUNKS or not _UPDATE_KEYS.issuperset(update):
+    message_id = update.get("messageId")
+    if message_id is not None and type(message_id) is not str:
         return None
     content = update.get("content")
     if type(content) is not dict or len(content) != 2 or not _CONTENT_KEYS.issuperset(content):
         return None
     text = content.get("text")
     if content.get("type") != "text" or type(text) is not str:
+        return None
+    return text
+
+
+def _text_chunk(params: Any) -> tuple[str, dict[str, Any], str] | None:
+    """(session id, update, text) of a frame that is nothing but a plain text chunk, else None."""
+    if type(params) is not dict or len(params) != 2:
+        return None
+    session_id = params.get("sessionId")
+    update: Any = params.get("update")
+    if type(session_id) is not str:
+        return None
+    text = plain_text(update)
+    if text is None:
         return None
     return session_id, update, text
 

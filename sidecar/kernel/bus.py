@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from sidecar.kernel.ports import AgentConnection
     from sidecar.kernel.session import Session
     from sidecar.kernel.turns import Turn
-    from sidecar.kernel.updates import Routed
+    from sidecar.kernel.updates import Routed, Update
 
 JsonObj = dict[str, Any]
 E = TypeVar("E")
@@ -35,6 +35,28 @@ class UpdateRouted(msgspec.Struct, frozen=True):
     session: Session
     routed: Routed
     state_changed: bool = False
+
+    # Read like the `Routed` it carries, so a reaction that only sends it on (the editor's
+    # coalescer) takes the event itself: one hop less for every chunk.
+    @property
+    def update(self) -> Update:
+        return self.routed.update
+
+    @property
+    def session_id(self) -> str:
+        return self.routed.update.session_id
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.routed.turn_id
+
+    @property
+    def replay(self) -> bool:
+        return self.routed.replay
+
+    @property
+    def tool_call(self) -> JsonObj | None:
+        return self.routed.tool_call
 
 
 @dataclass(frozen=True)
@@ -209,19 +231,19 @@ class EventBus:
     subscriber that raised."""
 
     on_failure: Callable[[str, BaseException], None]
-    _handlers: dict[type, list[Callable[[Any], None]]] = field(default_factory=dict)
+    _handlers: dict[type, list[Callable[[Any], object]]] = field(default_factory=dict)
     _awaited: dict[type, list[Callable[[Any], Awaitable[None]]]] = field(default_factory=dict)
     # Who each handler is, as the table of docs/architecture.md names it.
     _who: dict[int, str] = field(default_factory=dict)
 
-    def subscribe(self, kind: type[E], *handlers: Callable[[E], None]) -> None:
+    def subscribe(self, kind: type[E], *handlers: Callable[[E], object]) -> None:
         self._handlers.setdefault(kind, []).extend(handlers)
 
     def subscribe_awaited(self, kind: type[E], *handlers: Callable[[E], Awaitable[None]]) -> None:
         """Handlers the publisher waits for (`settle`), one after the other."""
         self._awaited.setdefault(kind, []).extend(handlers)
 
-    def react(self, kind: type[E], who: str, handler: Callable[[E], None]) -> None:
+    def react(self, kind: type[E], who: str, handler: Callable[[E], object]) -> None:
         """`subscribe` one handler, named as the table of docs/architecture.md names it."""
         self._who[id(handler)] = who
         self.subscribe(kind, handler)

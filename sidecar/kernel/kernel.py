@@ -116,7 +116,8 @@ class AgentSide:
                 "warning", f"the agent {self._name} sent an update for another agent's session; dropped"
             )
             return
-        self._kernel.on_session_update(params)
+        # Straight to the registry: the update is read once here (the client checked its shape).
+        self._kernel.registry.on_update(read_update(params["sessionId"], params["update"]))
 
     async def request_permission(self, params: JsonObj) -> JsonObj:
         return await self._request("session/request_permission", params)
@@ -228,9 +229,6 @@ class Kernel:
         await self._tasks.aclose()
 
     # ------------------------------------------------------------------ the agents
-    def on_session_update(self, params: JsonObj) -> None:
-        self.registry.on_update(read_update(params["sessionId"], params["update"]))  # the client checked both
-
     # ------------------------------------------------------------------ the kernel's reactions
     def agent_used(self, event: PromptSent | TurnEnded) -> None:
         """A prompt went to the agent or a turn ended: its idle stop's clock starts again."""

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from sidecar.acp import AgentDescription, ClientHandler
 from sidecar.kernel.session import PermissionRequest, Session
-from sidecar.kernel.updates import Routed
+from sidecar.kernel.updates import RoutedView
 
 JsonObj = dict[str, Any]
 
@@ -25,7 +25,7 @@ class EngineListener(Protocol):
     editor more declares what it needs of the editor side itself: the conversation documents'
     `ConversationEvents`, the questions' `ElicitationAsker`.)"""
 
-    def on_session_update(self, routed: Routed) -> None: ...
+    def on_session_update(self, event: RoutedView) -> object: ...
     def on_turn(
         self,
         session_id: str,

@@ -279,7 +279,7 @@ class Sessions:
         self.by_id[session.session_id] = session
         self._parking.discard(session.session_id)
         for update in self._early.take(session.session_id):
-            self.route(session, update)
+            self.on_update(update)
 
     async def list(
         self,
@@ -318,9 +318,6 @@ class Sessions:
         if session is None or update.session_id in self._parking:
             self._early.keep(update.session_id, update)
             return
-        self.route(session, update)
-
-    def route(self, session: Session, update: Update) -> None:
         kind, raw = update.kind, update.raw
         # Only the turn whose prompt is in flight owns an update: one that arrives before the
         # next prompt is sent (a late update of an ended turn) belongs to no turn.

@@ -7,21 +7,22 @@ agent sent it: the editor (`acp/sessionUpdate`) and the transcript document get 
 
 A *plain text chunk* is a message or thought chunk that holds nothing but a text block (and maybe a
 string `messageId`): the only updates that may be joined with their neighbours, since nothing is
-lost by joining their texts. Anything else passes through untouched.
+lost by joining their texts. Anything else passes through untouched. The rule is
+`sidecar/acp/chunk_merge.py` `plain_text`, the one every joiner uses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
+from sidecar.acp.chunk_merge import TEXT_CHUNKS, plain_text
+
 JsonObj = dict[str, Any]
 
-CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+CHUNK_KINDS = TEXT_CHUNKS
 TOOL_CALL_KINDS = frozenset({"tool_call", "tool_call_update"})
-_PLAIN_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
-_TEXT_BLOCK_KEYS = frozenset({"type", "text"})
 
 
 class Update(msgspec.Struct, frozen=True):
@@ -45,12 +46,7 @@ def read_update(session_id: str, raw: JsonObj) -> Update:
         if not isinstance(content, dict) or not isinstance(text := content.get("text"), str):
             return Update(session_id, raw, kind)
         message_id = raw.get("messageId")
-        plain = (
-            content.get("type") == "text"
-            and content.keys() == _TEXT_BLOCK_KEYS
-            and _PLAIN_KEYS.issuperset(raw)
-            and (message_id is None or isinstance(message_id, str))
-        )
+        plain = plain_text(raw) is not None  # the one rule, shared with every joiner
         return Update(session_id, raw, kind, text, message_id if isinstance(message_id, str) else None, plain)
     if kind in TOOL_CALL_KINDS:
         call_id = raw.get("toolCallId")
@@ -70,3 +66,16 @@ class Routed(msgspec.Struct, frozen=True):
     @property
     def session_id(self) -> str:
         return self.update.session_id
+
+
+class RoutedView(Protocol):
+    """How a routed update reads: a `Routed`, or the bus's `UpdateRouted` that carries one."""
+
+    @property
+    def update(self) -> Update: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def turn_id(self) -> str | None: ...
+    @property
+    def replay(self) -> bool: ...

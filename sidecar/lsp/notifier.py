@@ -6,6 +6,7 @@ order; text chunks go through the coalescer, everything else flushes it first.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from sidecar.features.edits.lsp_proposals import Proposals
     from sidecar.features.questions.lsp_prompts import ElicitationPrompts
     from sidecar.features.questions.question import Elicitation
+    from sidecar.kernel.bus import UpdateRouted
     from sidecar.kernel.session import PermissionRequest
-    from sidecar.kernel.updates import Routed
     from sidecar.lsp.ports import NotifierPort
     from sidecar.lsp.status_diagnostic import StatusDiagnostic
 
@@ -77,7 +78,14 @@ class Notifier:
     ) -> None:
         self.port = port
         self._proposals = proposals
-        self.coalescer = Coalescer(self._send_update)
+        # The editor's reaction to a routed update is the coalescer itself: a plain chunk goes
+        # from the bus to `acp/sessionUpdate` there; anything else comes back to `_other_update`.
+        self.coalescer = Coalescer(
+            functools.partial(port.notify, "acp/sessionUpdate"),
+            other=self._other_update,
+            skip_replay=lambda: not self.port.options.notify.replay_updates,
+        )
+        self.on_session_update = self.coalescer.push
         self.progress: dict[str, TurnProgress] = {}
         self.live = LiveEvents(port, tasks)
         self.starting = AgentStartProgress(port, tasks, lambda: self.port.caps.progress)
@@ -98,26 +106,28 @@ class Notifier:
         self.coalescer.close()
 
     # ------------------------------------------------------------------ EngineListener
-    def on_session_update(self, routed: Routed) -> None:
-        if routed.replay and not self.port.options.notify.replay_updates:
-            return  # the plugin shows the history from the conversation document
-        # A text chunk never changes what progress shows: only other updates go there.
-        if not self.coalescer.push(routed):
-            turn_id = routed.turn_id
-            if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
-                progress.on_update(routed)
-            if not routed.replay:
-                self.live.on_update(routed.update)
-            if self.follow is not None:
-                self.follow.on_update(routed)
-
-    def _send_update(self, params: JsonObj) -> None:
-        update = params["update"]
-        if isinstance(update, dict) and isinstance(update.get("content"), list):  # a tool call's content
-            proposals = self._proposals.for_update(params["sessionId"], params["replay"], update)
+    def _other_update(self, routed: UpdateRouted) -> None:
+        """An update other than a plain text chunk (the coalescer flushed first): sent, then
+        progress and notices (a text chunk never changes what those show)."""
+        session_id, replay, update = routed.session_id, routed.replay, routed.update.raw
+        params: JsonObj = {
+            "sessionId": session_id,
+            "turnId": routed.turn_id,
+            "replay": replay,
+            "update": update,
+        }
+        if isinstance(update.get("content"), list):  # a tool call's content
+            proposals = self._proposals.for_update(session_id, replay, update)
             if proposals is not None:
-                params = {**params, "proposals": proposals}
+                params["proposals"] = proposals
         self.port.notify("acp/sessionUpdate", params)
+        turn_id = routed.turn_id
+        if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
+            progress.on_update(routed.routed)
+        if not replay:
+            self.live.on_update(routed.update)
+        if self.follow is not None:
+            self.follow.on_update(routed.routed)
 
     def on_turn(
         self,

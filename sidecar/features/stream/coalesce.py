@@ -9,8 +9,12 @@ becomes at most one notification per window (plus one per quiet moment).
 
 Chunks of one message (same session, turn, kind, messageId, replay flag) are
 joined. Anything else flushes first, so order is kept and no text is lost.
-Only plain text chunks are joined (the rule is `kernel.updates`): a chunk with any
-field we do not know passes through untouched.
+Only plain text chunks are joined (the one rule: `acp/chunk_merge.py` `plain_text`, read once
+into `Update.plain`): a chunk with any field we do not know passes through untouched.
+
+The coalescer is itself the editor's reaction to a routed update (`push` takes the bus's
+`UpdateRouted` as it takes a `Routed`): a chunk goes from the bus to `acp/sessionUpdate` here,
+with no step between; anything else is handed on to `other` (progress, notices) after the flush.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sidecar.kernel.updates import Routed
+    from sidecar.kernel.updates import RoutedView
 
 JsonObj = dict[str, Any]
 
@@ -31,9 +35,23 @@ _monotonic = time.monotonic
 Emit = Callable[[JsonObj], None]
 
 
+Other = Callable[[Any], None]
+
+
 class Coalescer:
-    def __init__(self, emit: Emit, window: float = WINDOW, max_chars: int = 32 * 1024) -> None:
+    def __init__(
+        self,
+        emit: Emit,
+        window: float = WINDOW,
+        max_chars: int = 32 * 1024,
+        *,
+        other: Other | None = None,
+        skip_replay: Callable[[], bool] | None = None,
+    ) -> None:
         self._emit = emit
+        # Anything but a plain chunk, after the flush: sent with `emit` unless `other` takes it.
+        self._other = other
+        self._skip_replay = skip_replay  # replayed updates are not sent (the option says so)
         self.window = window
         self.max_chars = max_chars
         self._key: tuple[Any, ...] | None = None
@@ -49,15 +67,20 @@ class Coalescer:
         self.chunks_in = 0
         self.notifications_out = 0
 
-    def push(self, routed: Routed) -> bool:
+    def push(self, routed: RoutedView) -> bool:
         """Take one update; True when it was a plain text chunk (sent now or held for joining)."""
-        self.chunks_in += 1
         view = routed.update
         session_id, turn_id, replay, update = view.session_id, routed.turn_id, routed.replay, view.raw
+        if replay and self._skip_replay is not None and self._skip_replay():
+            return False  # the plugin shows the history from the conversation document
+        self.chunks_in += 1
         text = view.text
         if not view.plain or text is None:
             self.flush()
-            self._send(session_id, turn_id, replay, update)
+            if self._other is None:
+                self._send(session_id, turn_id, replay, update)
+            else:
+                self._other(routed)
             return False
         now = _monotonic()
         quiet_before = now - self._last_chunk >= self.quiet
