@@ -1,8 +1,10 @@
-"""The composition root: the language server with every feature's LSP side registered.
+"""The composition root: the language server, then each feature's LSP side, in order.
 
-Each feature's LSP module registers its commands when imported here, before the server lists
-them in its `initialize` answer. (The kernel and the features' engine sides are composed in
-`sidecar/engine.py` at `initialized`; issue 40 moves that here feature by feature.)
+Each feature's LSP modules register their commands when imported here, before the server lists
+them in its `initialize` answer; each feature's LSP side (`LspFeature`) is added once, in the
+order the shell asks them for code actions and tells them what happens. The kernel and the
+features' engine sides are composed in `sidecar/engine.py` at `initialized`, and each LSP side
+is handed the kernel then (`LspFeature.started`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,19 @@ if TYPE_CHECKING:
 
 def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     # Each feature's LSP module registers its commands when imported.
+    from sidecar.features.conversation.lsp_feature import ConversationLsp
+    from sidecar.features.edits import lsp_commands  # noqa: F401
+    from sidecar.features.edits.lsp_feature import EditsLsp
     from sidecar.features.questions import lsp_questions  # noqa: F401
-    from sidecar.features.terminals import lsp_terminals  # noqa: F401
+    from sidecar.features.questions.lsp_feature import QuestionsLsp
+    from sidecar.features.terminals.lsp_terminals import TerminalsLsp
     from sidecar.features.titles import lsp_titles  # noqa: F401
     from sidecar.lsp.app import build_server as build_lsp_server
 
-    return build_lsp_server(launch)
+    server = build_lsp_server(launch)
+    # In this order: code actions are offered in it, within each place (lsp/features.py).
+    server.features.add(ConversationLsp(server))
+    server.features.add(EditsLsp(server))
+    server.features.add(QuestionsLsp(server))
+    server.features.add(TerminalsLsp())
+    return server

@@ -61,3 +61,8 @@ def diffs_in(call: JsonObj) -> list[JsonObj]:
     if not isinstance(content, list):
         return []
     return [c for c in content if isinstance(c, dict) and c.get("type") == "diff"]
+
+
+def tool_label(title: str, name: str | None) -> str:
+    """A tool call as the editor shows it: its title, and its tool's name (`ToolCall.name`) when known."""
+    return f"{title} ({name})" if name else title

@@ -14,7 +14,6 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from lsprotocol import types
@@ -39,7 +38,6 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     CommandRunner(server).register()
     _register_lifecycle(server)
     _register_documents(server)
-    _register_navigation(server)
     return server
 
 
@@ -72,24 +70,23 @@ def _register_documents(server: AcpLanguageServer) -> None:
     def did_open(ls: AcpLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.focus(params.text_document.uri)
-        ls.transcripts.opened(params.text_document.uri)
-        ls.agent_changes.opened(params.text_document.uri)
+        for feature in ls.features.all:
+            feature.opened(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: AcpLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         settle_document(ls.workspace, params.text_document.uri)  # its changes, applied together
         ls.status_diagnostic.focus(params.text_document.uri)
-        ls.transcripts.edited(params.text_document.uri)
-        ls.agent_changes.changed(params)
-        if ls.transcripts.identity(params.text_document.uri) is None:
-            ls.follow.typed()  # a transcript's edits are mostly the sidecar's own
+        conversation = ls.features.identity(params.text_document.uri) is not None
+        for feature in ls.features.all:
+            feature.changed(params, conversation)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AcpLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.files.forget(params.text_document.uri)
         ls.status_diagnostic.closed(params.text_document.uri)
-        ls.transcripts.closed(params.text_document.uri)
-        ls.agent_changes.closed(params.text_document.uri)
+        for feature in ls.features.all:
+            feature.closed(params.text_document.uri)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -103,55 +100,9 @@ def _register_documents(server: AcpLanguageServer) -> None:
         if ls.engine is None:
             return None
         try:
-            found = await code_actions(ls, ls.files, ls.engine, params, ls.transcripts)
-            return [*ls.agent_changes.actions(params.text_document.uri, params.range), *found]
+            return await code_actions(ls, ls.features, params, ls.buffer(params.text_document.uri))
         except Exception:
             log.exception("code actions failed")
-            return None
-
-
-def _register_navigation(server: AcpLanguageServer) -> None:
-    """Completion in the prompt area, outline, folds and links of transcript documents, sessions
-    as workspace symbols (docs/protocol.md, "Composing and navigating")."""
-    from sidecar.features.conversation import lsp_navigation as navigation
-    from sidecar.features.conversation.lsp_completion import TRIGGERS, PromptCompletion
-
-    completion = PromptCompletion(server)
-
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGERS))
-    async def complete(ls: AcpLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
-        try:
-            return await completion.complete(params)
-        except Exception:
-            log.exception("completion failed")
-            return None
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def document_symbol(
-        ls: AcpLanguageServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol] | None:
-        return await _guarded(navigation.document_symbols, ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    async def folding_range(
-        ls: AcpLanguageServer, params: types.FoldingRangeParams
-    ) -> list[types.FoldingRange] | None:
-        return await _guarded(navigation.folding_ranges, ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    async def document_link(
-        ls: AcpLanguageServer, params: types.DocumentLinkParams
-    ) -> list[types.DocumentLink] | None:
-        return await _guarded(navigation.document_links, ls, params.text_document.uri)
-
-    @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(
-        ls: AcpLanguageServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.SymbolInformation] | None:
-        try:
-            return await navigation.session_symbols(ls, params.query)
-        except Exception:
-            log.exception("workspace symbols failed")
             return None
 
 
@@ -165,16 +116,6 @@ def _client_defaults(client: str, raw: Any) -> Any:
     if isinstance(notify, dict) and "replayUpdates" not in notify:
         options["notify"] = {**notify, "replayUpdates": False}
     return options
-
-
-async def _guarded(
-    feature: Callable[[AcpLanguageServer, str], Awaitable[T | None]], ls: AcpLanguageServer, uri: str
-) -> T | None:
-    try:
-        return await feature(ls, uri)
-    except Exception:
-        log.exception("%s failed for %s", feature.__name__, uri)
-        return None
 
 
 async def serve_stdio(server: AcpLanguageServer) -> int:

@@ -93,7 +93,7 @@ async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
         raise invalid("sessionId is required")
     session_id = await engine.registry.load(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
     if args.show:
-        ls.transcripts.show(engine, session_id)
+        ls.features.show(session_id)
     return {"sessionId": session_id}
 
 
@@ -102,7 +102,7 @@ async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -
     engine = await ls.ready_engine()
     result = await engine.documents.transcript(args.session_id)
     if args.show:
-        ls.transcripts.show(engine, result["sessionId"])
+        ls.features.show(result["sessionId"])
     return result
 
 
@@ -110,17 +110,18 @@ async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -
 async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
     buffer = buffer_at_arrival.get()
     engine = await ls.ready_engine()
-    transcript = await ls.transcripts.identify(args.uri) if args.uri else None
-    if transcript is not None:
+    documents = ls.features.documents
+    transcript = await documents.identify(args.uri) if args.uri and documents is not None else None
+    if documents is not None and transcript is not None:
         # The prompt area of a transcript document, or text for its session: nothing attached.
-        result = await ls.transcripts.prompt(engine, transcript, args.text, ls.default_cwd(None), buffer)
+        result = await documents.prompt(transcript, args.text, ls.default_cwd(None), buffer)
     else:
         context = await _context(ls, args.uri, args.range) if args.uri else None
         result = await engine.kernel.actions.prompt(
             args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context
         )
     if ls.options.transcript.show_on_prompt:
-        ls.transcripts.show(engine, result["sessionId"], unless_open=True)
+        ls.features.show(result["sessionId"], unless_open=True)
     return result
 
 
@@ -168,36 +169,6 @@ async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> A
     return await engine.kernel.actions.set_config_option(args.config_id, args.value, args.session_id)
 
 
-@command("acp.edit.apply", "EditApply")
-async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
-    engine = await ls.ready_engine()
-    diffs = engine.fs.tool_call_diffs(args.session_id, args.tool_call_id)
-    if not ls.caps.apply_edit:
-        raise JsonRpcException(message="the editor does not support workspace/applyEdit", code=-32006)
-    session_id = args.session_id
-
-    async def write_closed(path: str, expected: str | None, text: str) -> bool:
-        return await engine.fs.write_closed_file(session_id, path, expected, text)
-
-    return {"applied": await ls.files.apply_diffs(diffs, write_closed)}
-
-
-@command("acp.edit.proposals", "EditApply")
-async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
-    await ls.ready_engine()
-    return {"proposals": ls.proposals.for_tool_call(args.session_id, args.tool_call_id)}
-
-
-@command("acp.permission.respond", "PermissionRespond", in_order=False)
-async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
-    engine = await ls.ready_engine()
-    if args.edits is None:
-        engine.permissions.respond(args.request_id, args.option_id or "")
-    else:
-        await engine.permissions.respond_with_edits(args.request_id, args.option_id or "", args.edits)
-    return {}
-
-
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
     engine = await ls.ready_engine()
@@ -215,7 +186,7 @@ async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
     engine = await ls.ready_engine()
     result = await engine.kernel.actions.fork(args.session_id)
     if args.show:
-        ls.transcripts.show(engine, result["sessionId"])
+        ls.features.show(result["sessionId"])
     return result
 
 
@@ -237,68 +208,6 @@ async def agents(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
 @command("acp.status", "NoArguments", in_order=False)
 async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
     return ls.engine_or_raise().kernel.status()
-
-
-# ====================================================================== agent changes
-@command("acp.changes.list", "Changes", "uri")
-async def changes_list(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
-    return ls.agent_changes.listing(ls.agent_changes.selected(args.hunk_id, args.uri, args.session_id))
-
-
-@command("acp.changes.keep", "Changes", "hunkId")
-async def changes_keep(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
-    return ls.agent_changes.keep(_changes_named(ls, args))
-
-
-@command("acp.changes.revert", "Changes", "hunkId")
-async def changes_revert(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    engine = ls.engine_or_raise()
-    from sidecar.kernel.errors import SidecarError
-
-    async def write_closed(session_id: str, path: str, expected: str, text: str) -> bool:
-        try:
-            return await engine.fs.revert_closed_file(session_id, path, expected, text)
-        except SidecarError:
-            return False
-
-    result = await ls.agent_changes.revert(_changes_named(ls, args), write_closed)
-    if result["refused"]:
-        reasons = sorted({r["reason"] for r in result["refused"]})
-        count = len(result["refused"])
-        ls.show_message(
-            types.MessageType.Warning,
-            f"acp-sidecar: {count} agent change{'s' if count > 1 else ''} not reverted: {'; '.join(reasons)}",
-        )
-    return result
-
-
-@command("acp.changes.show", "Changes", "hunkId")
-async def changes_show(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    engine = ls.engine_or_raise()
-    if args.hunk_id is None:
-        raise invalid("acp.changes.show takes a hunkId")
-    [hunk] = _changes_named(ls, args)
-    text, selection = await ls.agent_changes.before_text(hunk)
-    store = engine.saved_changes.store
-    path = await asyncio.to_thread(store.write_shown, hunk.path, hunk.id, text)
-    uri = path.as_uri()
-    shown = False
-    if ls.caps.show_document:
-        params = types.ShowDocumentParams(uri=uri, take_focus=True, selection=selection)
-        answer = await ls.window_show_document_async(params)
-        shown = bool(answer is not None and answer.success)
-    return {"uri": uri, "range": ls.protocol.converter.unstructure(selection), "shown": shown}
-
-
-def _changes_named(ls: AcpLanguageServer, args: a.Changes) -> list[Any]:
-    if args.hunk_id is None and args.uri is None and args.session_id is None:
-        raise invalid("name the changes: hunkId, uri or sessionId")
-    found = ls.agent_changes.selected(args.hunk_id, args.uri, args.session_id)
-    if args.hunk_id is not None and not found:
-        raise invalid(f"no agent change {args.hunk_id!r:.80} (kept, reverted or edited since)")
-    return found
 
 
 # ====================================================================== running them
@@ -361,7 +270,7 @@ class CommandRunner:
 def _buffer_named(ls: AcpLanguageServer, raw: tuple[Any, ...]) -> str | None:
     """The editor's text of the document a command's `uri` argument names, when it is open."""
     uri = raw[0].get("uri") if len(raw) == 1 and isinstance(raw[0], dict) else None
-    return ls.transcripts.buffer(uri) if isinstance(uri, str) and uri else None
+    return ls.buffer(uri) if isinstance(uri, str) and uri else None
 
 
 def _agent_tag(ls: AcpLanguageServer, agent: object) -> str:

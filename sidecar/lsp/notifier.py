@@ -20,15 +20,9 @@ from sidecar.kernel.turns import no_answer
 from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
-    from sidecar.features.conversation.api import DocumentChange
-    from sidecar.features.conversation.lsp_documents import TranscriptDocs
-    from sidecar.features.edits.lsp_follow_agent import FollowAgent
-    from sidecar.features.edits.lsp_permissions import PermissionPrompts
-    from sidecar.features.edits.lsp_proposals import Proposals
-    from sidecar.features.questions.lsp_prompts import ElicitationPrompts
-    from sidecar.features.questions.question import Elicitation
     from sidecar.kernel.bus import UpdateRouted
     from sidecar.kernel.session import PermissionRequest
+    from sidecar.lsp.features import LspFeatures
     from sidecar.lsp.ports import NotifierPort
     from sidecar.lsp.status_diagnostic import StatusDiagnostic
 
@@ -72,12 +66,10 @@ class Notifier:
         port: NotifierPort,
         tasks: OwnedTasks,
         status_diagnostic: StatusDiagnostic,
-        permissions: PermissionPrompts,
-        proposals: Proposals,
-        elicitations: ElicitationPrompts,
+        features: LspFeatures,
     ) -> None:
         self.port = port
-        self._proposals = proposals
+        self._features = features  # what the features' LSP sides are told, in their order
         # The editor's reaction to a routed update is the coalescer itself: a plain chunk goes
         # from the bus to `acp/sessionUpdate` there; anything else comes back to `_other_update`.
         self.coalescer = Coalescer(
@@ -91,16 +83,12 @@ class Notifier:
         self.starting = AgentStartProgress(port, tasks, lambda: self.port.caps.progress)
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
-        self._permissions = permissions
-        self._elicitations = elicitations
         self._log_window = 0.0
         self._log_count = 0
         self._log_dropped = 0
         self._last_title: dict[str, str | None] = {}
         self._progress_session: dict[str, str] = {}  # running turn's progress -> its session
         self.log_handler = EditorLogHandler(self)
-        self.transcripts: TranscriptDocs | None = None  # open transcript documents follow their file
-        self.follow: FollowAgent | None = None  # changes.follow: the editor follows the agent
 
     def close(self) -> None:
         self.coalescer.close()
@@ -116,18 +104,17 @@ class Notifier:
             "replay": replay,
             "update": update,
         }
-        if isinstance(update.get("content"), list):  # a tool call's content
-            proposals = self._proposals.for_update(session_id, replay, update)
-            if proposals is not None:
-                params["proposals"] = proposals
+        for feature in self._features.all:  # the edits' proposals of a tool call's diffs
+            if (fields := feature.update_fields(session_id, replay, update)) is not None:
+                params.update(fields)
         self.port.notify("acp/sessionUpdate", params)
         turn_id = routed.turn_id
         if turn_id is not None and (progress := self.progress.get(turn_id)) is not None:
             progress.on_update(routed.routed)
         if not replay:
             self.live.on_update(routed.update)
-        if self.follow is not None:
-            self.follow.on_update(routed.routed)
+        for feature in self._features.all:  # the editor following the agent
+            feature.update_sent(routed.routed)
 
     def on_turn(
         self,
@@ -200,11 +187,13 @@ class Notifier:
 
     def on_permission(self, request: PermissionRequest) -> None:
         self.coalescer.flush()
-        self._permissions.on_permission(request)
+        for feature in self._features.all:
+            feature.permission(request)
 
-    def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None:
+    def on_elicitation(self, elicitation: Any, state: str, answer: JsonObj | None) -> None:
         self.coalescer.flush()
-        self._elicitations.on_elicitation(elicitation, state, answer)
+        for feature in self._features.all:
+            feature.elicitation(elicitation, state, answer)
 
     def on_log(self, level: str, message: str) -> None:
         if self.port.stopping:
@@ -231,11 +220,9 @@ class Notifier:
         # After a start progress's end: Helix writes that end into the message line too.
         self.starting.after_end(lambda: self.port.show_message(types.MessageType.Error, message))
 
-    def on_transcript_change(
-        self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
-    ) -> None:
-        if self.transcripts is not None:
-            self.transcripts.on_change(uri, change, at_once)
+    def on_transcript_change(self, session_id: str, uri: str, change: Any, at_once: bool = False) -> None:
+        for feature in self._features.all:
+            feature.document_changed(uri, change, at_once)
 
     def on_terminal(self, session_id: str, info: JsonObj) -> None:
         """`acp/terminal`; a shown terminal's last line is also the running turn's progress."""

@@ -116,9 +116,6 @@ class PermissionPort(Messages, Configured, Cleaning, Protocol):
     def show_message_request(
         self, params: types.ShowMessageRequestParams
     ) -> Awaitable[types.MessageActionItem | None]: ...
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        """Answer a pending permission request with one of its options."""
-        ...
 
 
 class ElicitationPort(Messages, Configured, Cleaning, Protocol):
@@ -127,10 +124,6 @@ class ElicitationPort(Messages, Configured, Cleaning, Protocol):
     ) -> Awaitable[types.MessageActionItem | None]: ...
     def open_external(self, url: str) -> Awaitable[types.ShowDocumentResult | None]:
         """`window/showDocument` with `external: true` (only when `caps.show_document`)."""
-        ...
-
-    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
-        """Answer a pending elicitation (the engine checks the content against its form)."""
         ...
 
 

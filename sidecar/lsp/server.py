@@ -15,21 +15,17 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from sidecar import __version__
-from sidecar.features.conversation.lsp_documents import TranscriptDocs
-from sidecar.features.edits.lsp_change_diagnostics import AgentChangeDiagnostics
-from sidecar.features.edits.lsp_follow_agent import FollowAgent
-from sidecar.features.edits.lsp_permissions import PermissionPrompts
-from sidecar.features.edits.lsp_proposals import Proposals
-from sidecar.features.questions.lsp_prompts import ElicitationPrompts
 from sidecar.lsp.diagnostic_sets import DiagnosticSets
 from sidecar.lsp.documents import SYNC_KIND
 from sidecar.lsp.editor_files import EditorFiles
+from sidecar.lsp.features import LspFeatures
 from sidecar.lsp.notifier import Notifier
 from sidecar.lsp.ports import ClientCaps
 from sidecar.lsp.protocol import AcpProtocol
@@ -108,29 +104,9 @@ class AcpLanguageServer(LanguageServer):
         self.files = EditorFiles(self)
         self.diagnostics = DiagnosticSets(self)
         self.status_diagnostic = StatusDiagnostic(self, self.diagnostics)
-        self.agent_changes = AgentChangeDiagnostics(
-            self, self.files, self.diagnostics, lambda: self.engine.changes if self.engine else None
-        )
-        self.proposals = Proposals(self.files, lambda: self.engine)
-        self.permission_prompts = PermissionPrompts(self, self.tasks, self.proposals)
-        self.elicitation_prompts = ElicitationPrompts(self, self.tasks)
-        self.notifier = Notifier(
-            self,
-            self.tasks,
-            self.status_diagnostic,
-            self.permission_prompts,
-            self.proposals,
-            self.elicitation_prompts,
-        )
-        self.transcripts = TranscriptDocs(
-            self,
-            self.tasks,
-            lambda: self.engine.conversations.store if self.engine is not None else None,
-            launch.transcript_interval,
-        )
-        self.notifier.transcripts = self.transcripts
-        self.follow = FollowAgent(self, self.tasks)
-        self.notifier.follow = self.follow
+        # The features' LSP sides, added by the composition root (host.py) in order.
+        self.features = LspFeatures()
+        self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.features)
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -214,17 +190,19 @@ class AcpLanguageServer(LanguageServer):
         )
         return result
 
-    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
-        self.engine_or_raise().elicitations.respond(elicitation_id, action, content)
-
     def clean(self, text: str, max_length: int) -> str:
         from sidecar.text_safety import sanitize_text
 
         return sanitize_text(text, max_length)
 
     def session_title(self, session_id: str) -> str:
-        title = self.engine.titles.title_of(session_id) if self.engine is not None else None
+        title = self.engine.kernel.catalog.title_of(session_id) if self.engine is not None else None
         return title or "ACP agent"
+
+    def buffer(self, uri: str) -> str | None:
+        """The editor's text of `uri` right now, when it is open (no I/O)."""
+        found = self.workspace.text_documents.get(unquote(uri))
+        return found.source if found is not None else None
 
     @property
     def active_session_id(self) -> str | None:
@@ -233,9 +211,6 @@ class AcpLanguageServer(LanguageServer):
     @property
     def request_timeout(self) -> float:
         return self.launch.request_timeout
-
-    def answer_permission(self, request_id: str, option_id: str) -> None:
-        self.engine_or_raise().permissions.respond(request_id, option_id)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would show "Error in server: <exception>" to the user; the log says it with its cause.
@@ -308,7 +283,8 @@ class AcpLanguageServer(LanguageServer):
             log_hint=self.log_hint(),
         )
         self.engine = Engine(engine_options, self.notifier, self.files)
-        self.agent_changes.attach(self.engine.changes)
+        for feature in self.features.all:
+            feature.started(self.engine.kernel)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
 
     async def _run_engine(self, engine: Engine) -> None:

@@ -196,25 +196,12 @@ LSP_LIBRARIES = ("pygls", "lsprotocol")
 STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
     "kernel imports a feature": set(),
     "a feature imports another": {
-        ("sidecar.features.conversation.lsp_documents", "engine"),
         ("sidecar.features.edits.change_store", "conversation"),
-        ("sidecar.features.edits.lsp_proposals", "engine"),
     },
     "the LSP shell imports a feature": {
-        ("sidecar.lsp.app", "conversation"),
-        ("sidecar.lsp.code_actions", "engine"),
-        ("sidecar.lsp.code_actions", "conversation"),
-        ("sidecar.lsp.code_actions", "edits"),
-        ("sidecar.lsp.code_actions", "stream"),
         ("sidecar.lsp.editor_files", "edits"),
-        ("sidecar.lsp.notifier", "conversation"),
-        ("sidecar.lsp.notifier", "edits"),
-        ("sidecar.lsp.notifier", "questions"),
         ("sidecar.lsp.notifier", "stream"),
         ("sidecar.lsp.server", "engine"),
-        ("sidecar.lsp.server", "conversation"),
-        ("sidecar.lsp.server", "edits"),
-        ("sidecar.lsp.server", "questions"),
     },
     "a module is over 500 lines": {
         ("sidecar.features.conversation.render", "600"),

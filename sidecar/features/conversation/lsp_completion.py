@@ -34,7 +34,7 @@ class PromptCompletion:
     async def complete(self, params: types.CompletionParams) -> types.CompletionList | None:
         ls = self.ls
         uri = params.text_document.uri
-        identity = await ls.transcripts.identify(uri)
+        identity = await ls.features.identify(uri)
         if identity is None:
             return None
         source = ls.workspace.get_text_document(uri).source
@@ -122,7 +122,7 @@ class PromptCompletion:
         found = []
         prefix = folder.rstrip(os.sep) + os.sep
         for uri in list(self.ls.workspace.text_documents):
-            if self.ls.transcripts.identity(uri) is not None:
+            if self.ls.features.identity(uri) is not None:
                 continue
             path = to_fs_path(uri)
             if path and path.startswith(prefix):

@@ -34,8 +34,8 @@ from sidecar.tasks import OwnedTasks
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from sidecar.engine import Engine
     from sidecar.features.conversation.api import DocumentChange, TextEdit, TranscriptStore
+    from sidecar.kernel.kernel import Kernel
     from sidecar.lsp.ports import TranscriptPort
 
 log = logging.getLogger(__name__)
@@ -342,7 +342,7 @@ class TranscriptDocs:
     # ------------------------------------------------------------------ the prompt area as a prompt
     async def prompt(
         self,
-        engine: Engine,
+        kernel: Kernel,
         identity: tuple[str, str],
         text: str | None,
         default_cwd: str | None,
@@ -355,18 +355,20 @@ class TranscriptDocs:
         It is the prompt area to send, even when the document is not identified yet (`opened`
         runs in the background): the file may hold an older prompt, saved before."""
         from sidecar.features.conversation.api import prompt_text
+        from sidecar.features.conversation.feature import Documents
         from sidecar.kernel import errors  # with the engine, not at start-up
 
         agent, session_id = identity
+        conversations = kernel.feature(Documents).conversations
         # Any configured agent's transcript continues with that agent (started when it is not).
-        owner = engine.agents.directory.name_of_key(agent)
+        owner = kernel.agents.directory.name_of_key(agent)
         if owner is None:
-            configured = ", ".join(engine.agents.directory.specs)
+            configured = ", ".join(kernel.agents.directory.specs)
             raise errors.invalid(
                 f"this transcript belongs to the agent {agent!r}, which is not configured here "
                 f"(configured: {configured}); add it to initializationOptions.agents to continue it"
             )
-        store = engine.conversations.store
+        store = conversations.store
         key = store.uri(agent, session_id)
         from_area = text is None or not text.strip()
         if from_area:
@@ -385,25 +387,27 @@ class TranscriptDocs:
                     'line, then run "Send to agent" again'
                 )
         assert text is not None
-        if session_id not in engine.registry.by_id:
-            await engine.registry.load(session_id, None, default_cwd, owner)
-        result = await engine.kernel.actions.prompt(text, session_id)
+        if session_id not in kernel.registry.by_id:
+            await kernel.registry.load(session_id, None, default_cwd, owner)
+        result = await kernel.actions.prompt(text, session_id)
         if from_area:
             await self._tracked()  # a document opened just now: clear its buffer too
             self.clear_prompt(key, text)
-            await engine.conversations.clear_prompt(agent, session_id)
+            await conversations.clear_prompt(agent, session_id)
         return result
 
     # ------------------------------------------------------------------ showing a document
-    def show(self, engine: Engine, session_id: str, unless_open: bool = False) -> None:
+    def show(self, kernel: Kernel, session_id: str, unless_open: bool = False) -> None:
         """Open the session's document in the editor once what is queued for it is written
         (in the background: a command's answer never waits for the editor's)."""
         if self.port.caps.show_document:
-            self._tasks.spawn(self._show(engine, session_id, unless_open), "transcript-show")
+            self._tasks.spawn(self._show(kernel, session_id, unless_open), "transcript-show")
 
-    async def _show(self, engine: Engine, session_id: str, unless_open: bool) -> None:
+    async def _show(self, kernel: Kernel, session_id: str, unless_open: bool) -> None:
+        from sidecar.features.conversation.feature import Documents
+
         try:
-            uri = await engine.conversations.document(session_id)
+            uri = await kernel.feature(Documents).conversations.document(session_id)
             await self._tracked()
             if unless_open and self.is_open(uri):
                 return

@@ -37,7 +37,7 @@ def encoding_of(ls: AcpLanguageServer) -> str:
 
 async def _outline_of(ls: AcpLanguageServer, uri: str) -> tuple[Outline, list[str], str] | None:
     """The outline, lines and session of a transcript document (None for any other document)."""
-    identity = await ls.transcripts.identify(uri)
+    identity = await ls.features.identify(uri)
     if identity is None:
         return None
     source = ls.workspace.get_text_document(uri).source

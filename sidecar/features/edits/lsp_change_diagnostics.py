@@ -27,6 +27,7 @@ from sidecar.features.edits.agent_changes import (
     line_edits_between,
     lines_of,
 )
+from sidecar.lsp.code_actions import AGENT_CHANGE
 from sidecar.text_safety import clean_text
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 JsonObj = dict[str, Any]
 OWNER = "agent-changes"  # this module's diagnostics among the sidecar's (DiagnosticSets)
-CODE = "agent-change"
+CODE = AGENT_CHANGE  # the shell offers no "fix" for these (lsp/code_actions.py)
 PUBLISH_DELAY = 0.05  # seconds: a burst of keystrokes moves the hunks once on screen
 PREVIEW_LINES = 12
 PREVIEW_CHARS = 1000

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -35,8 +36,15 @@ def option_label(option: JsonObj) -> str:
 
 
 class PermissionPrompts:
-    def __init__(self, port: PermissionPort, tasks: OwnedTasks, proposals: Proposals) -> None:
+    def __init__(
+        self,
+        port: PermissionPort,
+        tasks: OwnedTasks,
+        proposals: Proposals,
+        answer: Callable[[str, str], None],
+    ) -> None:
         self.port = port
+        self._answer = answer  # a pending request answered with one of its options
         self._tasks = tasks
         self._proposals = proposals
 
@@ -107,7 +115,7 @@ class PermissionPrompts:
             )
             return
         with contextlib.suppress(Exception):
-            self.port.answer_permission(request.request_id, option_id)
+            self._answer(request.request_id, option_id)
 
 
 def _outcome(future: asyncio.Future[JsonObj]) -> JsonObj:

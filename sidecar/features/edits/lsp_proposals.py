@@ -21,7 +21,7 @@ from sidecar.kernel.files import read_text, resolve_inside
 from sidecar.kernel.tool_calls import diffs_in
 
 if TYPE_CHECKING:
-    from sidecar.engine import Engine
+    from sidecar.features.edits.fs_service import FileService
     from sidecar.kernel.session import PermissionRequest
     from sidecar.lsp.editor_files import EditorFiles
 
@@ -39,27 +39,27 @@ SETTLED = ("completed", "failed")  # a tool call past these proposes nothing any
 
 
 class Proposals:
-    def __init__(self, files: EditorFiles, engine_of: Callable[[], Engine | None]) -> None:
+    def __init__(self, files: EditorFiles, fs_of: Callable[[], FileService | None]) -> None:
         self._files = files
-        self._engine_of = engine_of
+        self._fs_of = fs_of  # the edits feature's file service, once the engine runs
 
     def for_tool_call(self, session_id: object, tool_call_id: object) -> list[JsonObj]:
         """`acp.edit.proposals`: computed now; an unknown session or a tool call without a diff is
         an error (SidecarError)."""
-        engine = self._engine_of()
-        if engine is None:
+        fs = self._fs_of()
+        if fs is None:
             return []
-        roots, diffs = engine.fs.diffs_of(session_id, tool_call_id)
+        roots, diffs = fs.diffs_of(session_id, tool_call_id)
         return self._of(roots, diffs)
 
     def for_permission(self, request: PermissionRequest) -> list[JsonObj]:
         """A pending permission's: the diffs of its tool call, else of the tool call it names."""
         diffs = diffs_in(request.tool_call)
-        engine = self._engine_of()
+        fs = self._fs_of()
         asked = request.tool_call.get("toolCallId")
-        if not diffs and engine is not None and isinstance(asked, str) and asked:
+        if not diffs and fs is not None and isinstance(asked, str) and asked:
             with contextlib.suppress(SidecarError):  # no diff known for it: nothing to propose
-                diffs = engine.fs.diffs_of(request.session_id, asked)[1]
+                diffs = fs.diffs_of(request.session_id, asked)[1]
         return self._of(self._roots(request.session_id), diffs) if diffs else []
 
     def for_update(self, session_id: str, replay: bool, update: Mapping[str, Any]) -> list[JsonObj] | None:
@@ -70,8 +70,8 @@ class Proposals:
         return self._of(self._roots(session_id), diffs) if diffs else None
 
     def _roots(self, session_id: str) -> Sequence[str] | None:
-        engine = self._engine_of()
-        return engine.fs.roots_of(session_id) if engine is not None else None
+        fs = self._fs_of()
+        return fs.roots_of(session_id) if fs is not None else None
 
     def _of(self, roots: Sequence[str] | None, diffs: Iterable[Mapping[str, Any]]) -> list[JsonObj]:
         """One proposal per file the diffs change, in the order the agent first named them."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -36,8 +37,11 @@ YES, NO = "Yes", "No"
 
 
 class ElicitationPrompts:
-    def __init__(self, port: ElicitationPort, tasks: OwnedTasks) -> None:
+    def __init__(
+        self, port: ElicitationPort, tasks: OwnedTasks, answer: Callable[[str, str, object], None]
+    ) -> None:
         self.port = port
+        self._respond = answer  # a pending question answered (the engine checks it against its form)
         self._tasks = tasks
 
     def on_elicitation(self, elicitation: Elicitation, state: str, answer: JsonObj | None) -> None:
@@ -148,7 +152,7 @@ class ElicitationPrompts:
 
     def _answer(self, elicitation_id: str, action: str, content: object = None) -> None:
         try:
-            self.port.answer_elicitation(elicitation_id, action, content)
+            self._respond(elicitation_id, action, content)
         except Exception as exc:  # answered meanwhile, or the answer did not fit: say so
             self.port.show_message(types.MessageType.Warning, f"The agent's question: {exc}")
 

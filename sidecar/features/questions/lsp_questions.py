@@ -34,7 +34,7 @@ async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -
         raise invalid("uri is required: the transcript document that holds the question")
     if buffer is None:
         # Not open in the editor: the file (the block as the sidecar wrote it, or saved answers).
-        identity = await ls.transcripts.identify(args.uri)
+        identity = await ls.features.identify(args.uri)
         if identity is None:
             raise invalid(f"{args.uri[:200]} is not a transcript document")
         buffer = await asyncio.to_thread(engine.conversations.store.read, *identity)

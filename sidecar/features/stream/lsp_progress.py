@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from sidecar.kernel.tool_calls import tool_label
 from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
@@ -28,11 +29,6 @@ START_PROGRESS_AFTER = 1.0
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def tool_label(title: str, name: str | None) -> str:
-    """A tool call as the editor shows it: its title, and its tool's name (`ToolCall.name`) when known."""
-    return f"{title} ({name})" if name else title
 
 
 def describe(update: Update, call: JsonObj | None = None) -> str | None:
