@@ -18,8 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from sidecar.features.conversation import files
-from sidecar.features.conversation import store as store_module
+from sidecar.features.conversation import appending, files, locked_document
 from sidecar.features.conversation.render import Renderer
 from sidecar.features.conversation.store import TranscriptStore
 
@@ -37,7 +36,8 @@ def slow_write_all(fd: int, data: bytes, position: int) -> None:
 def main(argv: list[str]) -> int:
     if os.environ.get("MP_SLOW_WRITES") == "1":
         files.write_all = slow_write_all  # type: ignore[assignment]
-        store_module.write_all = slow_write_all  # type: ignore[assignment]
+        appending.write_all = slow_write_all  # type: ignore[assignment]
+        locked_document.write_all = slow_write_all  # type: ignore[assignment]
     state, worker, count = Path(argv[1]), int(argv[2]), int(argv[3])
     go, max_bytes, payload = Path(argv[4]), int(argv[5]), int(argv[6])
     store = TranscriptStore(state, max_bytes=max_bytes, durable=True)

@@ -7,7 +7,8 @@ when it flushes: the returned :class:`~.model.Batch` goes to :meth:`TranscriptSt
 Live text streams: an agent message is written as its chunks arrive (the start of each line is held
 back until the escaper knows whether it needs a backslash). Between :meth:`begin_replay` and
 :meth:`end_replay` (``session/load``) every item is rendered whole, with a key, so that the store
-can drop what the document already holds.
+can drop what the document already holds. Where the Markdown waits until it is taken, and the
+blank lines and headings between elements, is :class:`~.output.Output`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any
 from sidecar.features.conversation.blocks import BlockState, MarkdownEscaper, Mode, escape_markdown
 from sidecar.features.conversation.clean import clean_text, one_line
 from sidecar.features.conversation.elements import (
-    HEADINGS,
     PromptParts,
     compaction_line,
     context_line,
@@ -42,7 +42,8 @@ from sidecar.features.conversation.elements import (
     turn_end_line,
     verbatim_block,
 )
-from sidecar.features.conversation.model import Batch, ReplayCursor, ReplayItem
+from sidecar.features.conversation.model import Batch
+from sidecar.features.conversation.output import KEEP, Output
 from sidecar.features.conversation.tracking import Compaction, MessageState, ToolState, placeholder
 from sidecar.kernel.prompts import rename_title
 
@@ -50,7 +51,6 @@ __all__ = ["Renderer"]
 
 JsonObj = dict[str, Any]
 
-_KEEP = "keep"  # _start(): stay in the current section
 _CHUNK_ROLES = {"agent_message_chunk": "agent", "agent_thought_chunk": "thought"}
 MAX_THOUGHT = 500  # characters of a thought shown (thoughts are compact)
 # Characters of one agent message rendered; the rest is counted, not shown. The store keeps the
@@ -68,15 +68,7 @@ class Renderer:
     def __init__(self, *, cwd: str | None = None, clock: Callable[[], datetime] | None = None) -> None:
         self.cwd = cwd
         self._clock = clock or (lambda: datetime.now(UTC))
-        self._out: list[str] = []
-        self._lead: list[str] = []
-        self._lead_keys = 0  # how many of `_keys` name items in `_lead`
-        self._sink = self._out
-        self._keys: list[str] = []
-        self._items: list[ReplayItem] = []
-        self._item_section: str | None = None
-        self._trailing: int | None = None  # newlines ending what was written (None: unknown)
-        self._section: str | None = None
+        self._output = Output()
         self._open: MessageState | None = None
         # Blank text that would begin a message (role, messageId, text): held until the message
         # says something; a message of blank text only is not shown (pi-acp greets a session
@@ -90,13 +82,6 @@ class Renderer:
         self._compactions: dict[str, Compaction] = {}
         self._live_prompt: PromptParts | None = None
         self._live_title: str | None = None
-        # Whether what was written last leaves no container (list, quote) open.
-        self._after_top = Mode.UNCERTAIN
-        self._batch_mid_line = False
-        self._batch_fence = ""
-        self._batch_needs_blank = False
-        self._replaying = False
-        self._cursor: ReplayCursor | None = None
 
     # ------------------------------------------------------------------ the engine's calls
 
@@ -180,17 +165,17 @@ class Renderer:
         self._close_open()
         self._flush_plan()
         self._live_prompt = None
-        self._start(_KEEP)
-        self._emit(turn_end_line(stop_reason, error, self._clock(), no_answer))
-        self._finish(None)
+        self._start(KEEP)
+        self._output.emit(turn_end_line(stop_reason, error, self._clock(), no_answer))
+        self._output.finish(None)
 
     def forked(self, parent_title: str) -> None:
         """A fork's document: the parent's conversation is above; say where it forked (live
         only, no key: it is no item of the agent's history)."""
         self._close_open()
         self._start(None)
-        self._emit(fork_line(parent_title, self._clock()))
-        self._finish(None)
+        self._output.emit(fork_line(parent_title, self._clock()))
+        self._output.finish(None)
 
     def piece(self, markdown: str) -> None:
         """A feature's piece, already Markdown (untrusted parts escaped by the feature): a client
@@ -198,131 +183,32 @@ class Renderer:
         the line that records its outcome; live only, no key: it is no item of the agent's
         history."""
         self._start("agent")
-        self._emit(markdown)
-        self._finish(None)
+        self._output.emit(markdown)
+        self._output.finish(None)
 
     def begin_replay(self) -> None:
         """`session/load` starts: what follows until end_replay is the session's history."""
         self._close_open()
         self._flush_plan()
-        # Live text not taken yet goes before the replayed items.
-        self._lead.append("".join(self._out))
-        self._lead_keys = len(self._keys)
-        self._out.clear()
-        self._replaying = True
-        self._cursor = ReplayCursor()
+        self._output.begin_replay()
         self._live_prompt = None
 
     def end_replay(self) -> None:
         self._close_open()
         self._flush_plan()  # the last replayed turn's
-        self._replaying = False
-        self._sink = self._out
-        # What the document ends with depends on what the store keeps of the replay.
-        self._trailing = None
-        self._section = None
+        self._output.end_replay()
 
     def take(self) -> Batch | None:
         """Everything rendered since the last take, as one batch (None: nothing new)."""
-        batch = Batch(
-            lead="".join(self._lead),
-            lead_keys=self._lead_keys,
-            text="".join(self._out),
-            keys=self._keys,
-            items=self._items,
-            cursor=self._cursor if self._items else None,
-            mid_line=self._batch_mid_line,
-            fence=self._batch_fence,
-            needs_blank=self._batch_needs_blank,
-        )
-        live = self._sink is self._out
-        self._out = []
-        if live:
-            self._sink = self._out
-        self._keys = []
-        self._items = []
-        self._lead = []
-        self._lead_keys = 0
-        self._batch_needs_blank = False
-        # How the next batch begins: inside a line, or inside an agent's code block.
-        self._batch_mid_line = False
-        self._batch_fence = ""
-        message = self._open
-        if message is not None and live:
-            if message.role == "agent":
-                self._batch_mid_line = message.escaper.line_open
-                if message.escaper.state.mode is Mode.FENCE:
-                    self._batch_fence = batch.closing = message.escaper.state.fence_opener
-            elif message.role == "thought":
-                self._batch_mid_line = True
-        return batch if batch else None
+        return self._output.take(self._open)
 
     # ------------------------------------------------------------------ writing
 
-    def _emit(self, text: str) -> None:
-        if not text:
-            return
-        self._sink.append(text)
-        # The newlines it ends with (at most 2 count), without copying the text to strip them.
-        if text[-1] != "\n":
-            self._trailing = 0
-        elif len(text) > 2 and text[-3] != "\n":
-            self._trailing = 2 if text[-2] == "\n" else 1
-        else:
-            body = text.rstrip("\n")
-            newlines = len(text) - len(body)
-            self._trailing = min(2, newlines if body else (self._trailing or 0) + newlines)
-
-    def _blank(self) -> None:
-        """Make what was written end with a blank line."""
-        if self._trailing is None:
-            # Unknown (a new renderer, or after a replay): the store makes sure of it.
-            if self._sink is self._out and not self._out:
-                self._batch_needs_blank = True
-            self._trailing = 2
-            return
-        self._emit("\n" * (2 - self._trailing))
-
     def _start(self, section: str | None) -> None:
-        """Begin one of our elements (or a message): whatever streams ends first; in live mode
-        a blank line and, when the section changes, its heading; in a replay, a new item."""
+        """Begin one of our elements (or a message): whatever streams ends first (then see
+        :meth:`Output.start`)."""
         self._close_open()
-        if self._replaying:
-            self._sink = []
-            self._trailing = 2
-            self._item_section = self._section if section == _KEEP else section
-            return
-        self._blank()
-        if section == _KEEP:
-            return
-        if section is not None and section != self._section:
-            self._emit(HEADINGS[section] + "\n")
-            self._blank()
-            self._after_top = Mode.CERTAIN
-        self._section = section
-
-    def _finish(self, key: str | None, container: bool = False) -> None:
-        """The element started last is complete; `key` (if any) names it in the document's index.
-        `container`: it may leave a list or a quote open (else its last line was ours, unindented)."""
-        if self._trailing == 0:
-            self._emit("\n")
-        self._after_top = Mode.UNCERTAIN if container else Mode.CERTAIN
-        if self._replaying:
-            text = "".join(self._sink)
-            self._sink = []
-            if key is not None and text:
-                self._items.append(ReplayItem(text, key, self._item_section))
-            return
-        if key is not None:
-            self._keys.append(key)
-
-    def _text_state(self) -> BlockState:
-        """Where untrusted text starts: right after our heading or one of our own lines no
-        container is open, so the escaper can take indented lines as code and fences there as
-        top-level ones. A replayed item may land after anything (the store drops some)."""
-        if self._replaying:
-            return BlockState(Mode.UNCERTAIN)
-        return BlockState(self._after_top, after_blank=True)
+        self._output.start(section)
 
     def _close_open(self) -> None:
         self._blank_start = None
@@ -334,14 +220,14 @@ class Renderer:
             return
         if message.role == "agent":
             rest = message.escaper.feed(message.cleaner.finish())
-            self._emit(rest + message.escaper.close())
+            self._output.emit(rest + message.escaper.close())
             if message.hidden:
-                self._blank()
-                self._emit(f"_… {message.hidden} more characters of this message not shown …_\n")
-            self._finish("a:" + message.hasher.hexdigest(), container=True)
+                self._output.blank()
+                self._output.emit(f"_… {message.hidden} more characters of this message not shown …_\n")
+            self._output.finish("a:" + message.hasher.hexdigest(), container=True)
         else:
-            self._emit("\n")
-            self._finish("t:" + message.hasher.hexdigest(), container=True)
+            self._output.emit("\n")
+            self._output.finish("t:" + message.hasher.hexdigest(), container=True)
 
     # ------------------------------------------------------------------ messages
 
@@ -403,9 +289,9 @@ class Renderer:
         self._start("agent")
         # Right after our heading or one of our paragraphs no container is open: the
         # escaper can treat indented lines as code and fences there as top-level ones.
-        self._open = MessageState(role, message_id, MarkdownEscaper(self._text_state()))
+        self._open = MessageState(role, message_id, MarkdownEscaper(self._output.text_state()))
         if role == "thought":
-            self._emit("> _Thinking:_ ")
+            self._output.emit("> _Thinking:_ ")
 
     def _chunk_text(self, message: MessageState, role: str, content: object) -> None:
         if not isinstance(content, dict):
@@ -423,7 +309,7 @@ class Renderer:
                 message.hidden += len(text) - max(room, 0)
                 text = text[: max(room, 0)]
             message.chars += len(text)
-            self._emit(message.escaper.feed(message.cleaner.feed(text)))
+            self._output.emit(message.escaper.feed(message.cleaner.feed(text)))
             return
         cleaned = message.cleaner.feed(text)
         room = MAX_THOUGHT - message.chars
@@ -433,7 +319,7 @@ class Renderer:
         if len(shown) > room:
             shown = shown[:room] + "…"
         message.chars += len(shown)
-        self._emit(shown)
+        self._output.emit(shown)
 
     def _user_chunk(self, update: JsonObj) -> None:
         content = update.get("content")
@@ -445,7 +331,7 @@ class Renderer:
             or (message_id is not None and message.message_id not in (None, message_id))
         ):
             self._close_open()
-            if self._replaying:
+            if self._output.replaying:
                 self._flush_plan()  # a replayed turn ends where the next user message starts
             message = self._open = MessageState("user", message_id, MarkdownEscaper())
         if message.meta is None:
@@ -458,7 +344,7 @@ class Renderer:
 
     def _render_user(self, parts: PromptParts, meta: object, replayed: bool = False) -> None:
         title = rename_title(parts.text, meta)
-        if replayed and not self._replaying:
+        if replayed and not self._output.replaying:
             # A user message the agent sent outside a replay: the echo of the prompt we show
             # already, or words we never sent (shown as the agent's, never as the user's).
             if not self._echoes_live_prompt(parts, title):
@@ -466,20 +352,20 @@ class Renderer:
             return
         if title is not None:
             self._start(None)
-            self._emit(rename_line(title))
-            self._finish("r:" + digest(title))
+            self._output.emit(rename_line(title))
+            self._output.finish("r:" + digest(title))
             return
         self._start("you")
         text = clean_text(parts.text).strip("\n")
         if text.strip():
-            self._emit(verbatim_block(text))
+            self._output.emit(verbatim_block(text))
         context = context_line(parts, self.cwd)
         if context:
-            self._blank()
-            self._emit(context)
+            self._output.blank()
+            self._output.emit(context)
         if not text.strip() and not context:
-            self._emit("_(empty prompt)_\n")
-        self._finish(parts.key)
+            self._output.emit("_(empty prompt)_\n")
+        self._output.finish(parts.key)
 
     def _render_echo(self, parts: PromptParts) -> None:
         """A `user_message_chunk` during a live session that is not the prompt sent: the agent's
@@ -489,14 +375,14 @@ class Renderer:
         if not text.strip() and not context:
             return
         self._start("agent")
-        self._emit(ECHO_LINE)
+        self._output.emit(ECHO_LINE)
         if text.strip():
-            self._blank()
-            self._emit(verbatim_block(text))
+            self._output.blank()
+            self._output.emit(verbatim_block(text))
         if context:
-            self._blank()
-            self._emit(context)
-        self._finish(parts.key)
+            self._output.blank()
+            self._output.emit(context)
+        self._output.finish(parts.key)
 
     def _echoes_live_prompt(self, parts: PromptParts, title: str | None) -> bool:
         live = self._live_prompt
@@ -521,8 +407,8 @@ class Renderer:
             tool = ToolState(str(title) if isinstance(title, str) else "Tool call", status)
             self._remember_tool(call_id, tool)
             self._start("agent")
-            self._emit(tool_call_line(update, self.cwd))
-            self._finish("tc:" + digest(call_id))
+            self._output.emit(tool_call_line(update, self.cwd))
+            self._output.finish("tc:" + digest(call_id))
         else:
             if tool is None:
                 tool = ToolState("Tool call", None)
@@ -533,16 +419,17 @@ class Renderer:
             if isinstance(status, str) and status != tool.status:
                 tool.status = status
                 self._start("agent")
-                self._emit(tool_status_line(one_line(tool.title, 200) or "Tool call", one_line(status, 40)))
-                self._finish("ts:" + digest(call_id, status))
+                name = one_line(tool.title, 200) or "Tool call"
+                self._output.emit(tool_status_line(name, one_line(status, 40)))
+                self._output.finish("ts:" + digest(call_id, status))
         for diff in diffs_of(update.get("content")):
             key = diff_key(call_id, diff)
             if key in tool.diffs:
                 continue
             tool.diffs.add(key)
-            self._start(_KEEP)
-            self._emit(diff_block(diff, self.cwd))
-            self._finish(key)
+            self._start(KEEP)
+            self._output.emit(diff_block(diff, self.cwd))
+            self._output.finish(key)
 
     def _remember_tool(self, call_id: str, tool: ToolState) -> None:
         self._tools[call_id] = tool
@@ -563,19 +450,19 @@ class Renderer:
         if entries is None:
             return
         self._start("agent")
-        self._emit(plan_block(entries))
-        self._finish("p:" + digest(entries), container=True)
+        self._output.emit(plan_block(entries))
+        self._output.finish("p:" + digest(entries), container=True)
 
     def _setting(self, what: str, value: str, key: str) -> None:
-        self._start(_KEEP)
-        self._emit(setting_line(what, value))
-        self._finish(key)
+        self._start(KEEP)
+        self._output.emit(setting_line(what, value))
+        self._output.finish(key)
 
     def _notice(self, update: JsonObj) -> None:
         self._start("agent")
-        self._emit(notice_line(update))
+        self._output.emit(notice_line(update))
         key = "n:" + digest(update.get("severity"), update.get("title"), update.get("description"))
-        self._finish(key, container=True)
+        self._output.finish(key, container=True)
 
     def _compaction(self, update: JsonObj, is_status: bool) -> None:
         compaction_id = update.get("compactionId")
@@ -586,10 +473,10 @@ class Renderer:
         if ended is None:
             return
         self._start("agent")
-        self._emit(compaction_line(ended, update.get("error")))
+        self._output.emit(compaction_line(ended, update.get("error")))
         summary = state.summary()
         if summary:
-            self._blank()
-            self._emit("Summary:\n\n")
-            self._emit(escape_markdown(summary, BlockState(Mode.CERTAIN)))
-        self._finish("c:" + digest(compaction_id), container=True)
+            self._output.blank()
+            self._output.emit("Summary:\n\n")
+            self._output.emit(escape_markdown(summary, BlockState(Mode.CERTAIN)))
+        self._output.finish("c:" + digest(compaction_id), container=True)

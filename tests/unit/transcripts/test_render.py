@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.features.conversation.render import ECHO_LINE, MAX_MESSAGE, Renderer
+from sidecar.features.conversation.output import Output
+from sidecar.features.conversation.render import ECHO_LINE, MAX_MESSAGE
 from sidecar.kernel.prompts import context_meta
 from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 
@@ -373,14 +374,14 @@ def test_batches_say_how_they_begin() -> None:
 
 @given(st.one_of(st.none(), st.integers(0, 2)), st.text(alphabet="a\n", min_size=1, max_size=8))
 def test_what_was_written_ends_with_as_many_newlines_as_it_does(before: int | None, text: str) -> None:
-    """The renderer counts the newlines its output ends with (up to 2) from each piece's end;
+    """The renderer's output counts the newlines it ends with (up to 2) from each piece's end;
     a piece of newlines only adds to what came before."""
-    r = Renderer()
-    r._trailing = before
-    r._emit(text)
+    out = Output()
+    out._trailing = before
+    out.emit(text)
     body = text.rstrip("\n")
     ending = len(text) - len(body)
-    assert r._trailing == min(2, ending if body else (before or 0) + ending)
+    assert out._trailing == min(2, ending if body else (before or 0) + ending)
 
 
 _CHUNKS = st.lists(

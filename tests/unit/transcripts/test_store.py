@@ -12,9 +12,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from sidecar.features.conversation.appending import fits
 from sidecar.features.conversation.document import PROMPT_AREA, TRIM_NOTE, apply_edits, prompt_text, resync
 from sidecar.features.conversation.model import Batch, DocumentChange
-from sidecar.features.conversation.store import TranscriptStore, fits
+from sidecar.features.conversation.store import TranscriptStore
 
 from .helpers import agent, assert_well_formed, renderer, user
 
