@@ -129,7 +129,7 @@ class ElicitationPort(Messages, Configured, Cleaning, Protocol):
         """`window/showDocument` with `external: true` (only when `caps.show_document`)."""
         ...
 
-    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
+    async def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
         """Answer a pending elicitation (the engine checks the content against its form)."""
         ...
 

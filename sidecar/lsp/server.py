@@ -214,8 +214,8 @@ class AcpLanguageServer(LanguageServer):
         )
         return result
 
-    def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
-        self.engine_or_raise().elicitations.respond(elicitation_id, action, content)
+    async def answer_elicitation(self, elicitation_id: str, action: str, content: object = None) -> None:
+        await self.engine_or_raise().elicitations.respond(elicitation_id, action, content)
 
     def clean(self, text: str, max_length: int) -> str:
         from sidecar.text_safety import sanitize_text
