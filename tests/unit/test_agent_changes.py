@@ -152,7 +152,7 @@ def test_an_ordinary_write_is_diffed_as_difflib_does() -> None:
     from sidecar.features.edits.agent_changes import diff_write
 
     old = [f"line {i}\n" for i in range(3000)]
-    new = old[:10] + ["new\n"] + old[12:2000] + old[2001:] + ["end\n"]
+    new = [*old[:10], "new\n", *old[12:2000], *old[2001:], "end\n"]
     diff = diff_write("".join(old), "".join(new), budget=10)
     opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
     assert diff.blocks == [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]

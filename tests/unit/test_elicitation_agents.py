@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 from sidecar.features.questions.elicitations import Elicitations
-from sidecar.kernel.worker import Worker
 from sidecar.features.questions.question import Elicitation
+from sidecar.kernel.worker import Worker
 
 
 class Recorder:
