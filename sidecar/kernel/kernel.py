@@ -1,7 +1,8 @@
 """The kernel: the parts every feature stands on, built once per sidecar, and their lifecycle.
 
 The bus, the owned tasks, the configured agents and their supervisors, the session registry,
-the turn queue, the session config, the status, and the table of the agent's requests that the
+the turn queue, the session config, the status, the worker for heavy work off the event loop
+(`worker.py`), and the table of the agent's requests that the
 features answer. A feature is added by the composition root (`sidecar/host.py`) with one call:
 it takes what it needs of the kernel, subscribes to the bus, registers the agent's requests it
 answers and, where it keeps something the kernel's parts ask for, fills a port
@@ -43,6 +44,7 @@ from sidecar.kernel.sessions import Sessions
 from sidecar.kernel.status import StatusReporter, build_status
 from sidecar.kernel.turn_queue import TurnQueue
 from sidecar.kernel.updates import Update, read_update
+from sidecar.kernel.worker import Worker
 from sidecar.tasks import OwnedTasks
 
 log = logging.getLogger(__name__)
@@ -178,6 +180,8 @@ class Kernel:
         self.config = SessionConfig(self.registry.ensure_attached, self.agents.call, ctx.status_changed)
         # Blocking file operations off the loop, bounded per session (every feature's file work).
         self.file_ops = FileOps()
+        # Heavy work off the loop (diffs, the agent's patterns): bounded, cancellable, awaited.
+        self.worker = Worker()
         # The user's actions on sessions, as the editor's commands ask for them.
         self.actions = Actions(
             self.registry, self.turns, self.agents, self.config, self.bus, files, self.file_ops
@@ -227,6 +231,7 @@ class Kernel:
 
     async def close_tasks(self) -> None:
         await self._tasks.aclose()
+        await self.worker.aclose()
 
     # ------------------------------------------------------------------ the agents
     # ------------------------------------------------------------------ the kernel's reactions

@@ -4,6 +4,7 @@ through any edit (hypothesis), bounded per session."""
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -132,3 +133,26 @@ def test_stored_and_read_back() -> None:
     again = Hunk.from_json(hunk.to_json())
     assert again == hunk
     assert Hunk.from_json({"id": 1}) is None
+
+
+def test_a_write_changed_all_over_is_one_coarse_hunk_past_the_diff_budget() -> None:
+    from sidecar.features.edits.agent_changes import diff_write
+
+    old = [f"line {i}\n" for i in range(20_000)]
+    new = [line.upper() if i % 2 and 0 < i < 19_999 else line for i, line in enumerate(old)]
+    began = time.monotonic()
+    diff = diff_write("".join(old), "".join(new), budget=0.2)
+    assert time.monotonic() - began < 5
+    assert diff.blocks == [(1, 19_998, 1, 19_998)]  # the common first and last lines left out
+
+
+def test_an_ordinary_write_is_diffed_as_difflib_does() -> None:
+    import difflib
+
+    from sidecar.features.edits.agent_changes import diff_write
+
+    old = [f"line {i}\n" for i in range(3000)]
+    new = [*old[:10], "new\n", *old[12:2000], *old[2001:], "end\n"]
+    diff = diff_write("".join(old), "".join(new), budget=10)
+    opcodes = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    assert diff.blocks == [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in opcodes if tag != "equal"]

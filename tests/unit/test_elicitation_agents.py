@@ -8,6 +8,7 @@ from typing import Any
 
 from sidecar.features.questions.elicitations import Elicitations
 from sidecar.features.questions.question import Elicitation
+from sidecar.kernel.worker import Worker
 
 
 class Recorder:
@@ -30,13 +31,13 @@ def url_question(request_id: str) -> dict[str, Any]:
 
 async def test_a_complete_closes_only_the_question_of_the_agent_that_sent_it() -> None:
     asker = Recorder()
-    questions = Elicitations({}, asker, lambda: None, lambda: 30.0, lambda _text: None)
+    questions = Elicitations({}, asker, lambda: None, lambda: 30.0, lambda _text: None, worker=Worker())
     first = asyncio.ensure_future(questions.request(url_question("r1"), "first"))
     second = asyncio.ensure_future(questions.request(url_question("r2"), "second"))
     while len(questions.pending()) < 2:
         await asyncio.sleep(0)
     for pending in questions.pending():
-        questions.respond(pending.elicitation_id, "accept")
+        await questions.respond(pending.elicitation_id, "accept")
     assert await first == {"action": "accept"} and await second == {"action": "accept"}
 
     def completed() -> list[str | None]:

@@ -122,3 +122,19 @@ def test_any_answer_is_accepted_or_refused_with_a_message(content: dict[str, Any
         assert str(exc)
     else:
         assert set(out) <= {"a", "b", "c"}
+
+
+def test_a_catastrophic_pattern_gives_up_in_its_time_with_a_clear_error() -> None:
+    import time
+
+    from sidecar.features.questions import forms
+
+    form = parse_form({"properties": {"s": {"type": "string", "pattern": "^(a|a)+$"}}})
+    began = time.monotonic()
+    with pytest.raises(FormError, match="takes too long to check"):
+        form.answer({"s": "a" * 40 + "!"})
+    assert time.monotonic() - began < forms.MATCH_TIMEOUT + 2
+    assert form.answer({"s": "aaa"}) == {"s": "aaa"}
+    hostile = {"type": "string", "pattern": "^(a|a)+$", "default": "a" * 40 + "!"}
+    with pytest.raises(FormError, match=r"its default does not fit.*takes too long"):
+        parse_form({"properties": {"s": hostile}})

@@ -5,6 +5,10 @@ in the file as it is now (LSP lines: only \\n, \\r\\n and \\r end one). Hunks ar
 the file changes: an edit above a hunk shifts it, an edit that touches it makes the lines the
 user's (the hunk is dropped), an edit below leaves it. Each session keeps at most `MAX_HUNKS`
 hunks and `MAX_CHARS` characters of their text; the oldest go first. Pure: no I/O, no LSP.
+
+The diff of one write (`diff_write`) is quadratic on a file changed all over (a formatter, a
+generated file): it runs on the kernel's worker, and past `DIFF_BUDGET` seconds the write is
+one coarse hunk (the lines between the common start and end) instead.
 """
 
 from __future__ import annotations
@@ -18,8 +22,11 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
+from sidecar.kernel.worker import checkpoint
+
 MAX_HUNKS = 2000  # per session
 MAX_CHARS = 4 << 20  # per session: old and new text of its hunks together
+DIFF_BUDGET = 2.0  # seconds to diff one write; past them it is one coarse hunk
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -65,9 +72,70 @@ def line_edit(start_line: int, start_char: int, end_line: int, end_char: int, te
 def line_edits_between(old: list[str], new: list[str]) -> list[LineEdit]:
     """The line edits that turn `old` into `new`, last first (each one's numbers hold when applied
     in that order)."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    edits = [LineEdit(i1, i2, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-    return edits[::-1]
+    return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in changed_blocks(old, new)][::-1]
+
+
+# Lines [i1, i2) of the old text that became lines [j1, j2) of the new one.
+Block = tuple[int, int, int, int]
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class _BoundedMatcher(difflib.SequenceMatcher[str]):
+    """difflib's matcher that gives up past `deadline` (and when its worker job is given up):
+    each search for the longest match is linear, there are as many as there are matches."""
+
+    def __init__(self, old: list[str], new: list[str], deadline: float) -> None:
+        self._deadline = deadline
+        super().__init__(None, old, new, autojunk=False)
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> difflib.Match:
+        checkpoint()
+        if time.monotonic() > self._deadline:
+            raise _OutOfTime
+        return super().find_longest_match(alo, ahi, blo, bhi)
+
+
+def changed_blocks(old: list[str], new: list[str], budget: float | None = None) -> list[Block]:
+    """The blocks that differ between `old` and `new`, first to last (difflib's opcodes other than
+    `equal`). With a `budget` (seconds), past it: one block between the common start and end."""
+    if budget is None:
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    else:
+        matcher = _BoundedMatcher(old, new, time.monotonic() + budget)
+    try:
+        return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    except _OutOfTime:
+        return [_coarse_block(old, new)]
+
+
+def _coarse_block(old: list[str], new: list[str]) -> Block:
+    start, most = 0, min(len(old), len(new))
+    while start < most and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < most - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return start, len(old) - end, start, len(new) - end
+
+
+@attrs.frozen
+class WriteDiff:
+    """One write of the agent, diffed: its lines before and after, and the blocks that differ."""
+
+    old: list[str]
+    new: list[str]
+    blocks: list[Block]
+
+
+def diff_write(before: str, after: str, budget: float = DIFF_BUDGET) -> WriteDiff:
+    """What `record` needs of a write; heavy on a big file changed all over: the worker runs it."""
+    old, new = lines_of(before), lines_of(after)
+    return WriteDiff(old, new, [] if old == new else changed_blocks(old, new, budget))
 
 
 @attrs.define
@@ -197,20 +265,23 @@ class AgentChanges:
     # ------------------------------------------------------------------ writing
     def record(self, session_id: str, path: str, before: str, after: str) -> list[Hunk]:
         """The agent turned `path` from `before` into `after`: the hunks of that write (older hunks
-        of the file move with it; those it rewrote are dropped)."""
-        old, new = lines_of(before), lines_of(after)
-        if old == new:
+        of the file move with it; those it rewrote are dropped). On the loop: small texts only;
+        `apply` a `diff_write` the worker made for the agent's writes."""
+        return self.apply(session_id, path, diff_write(before, after))
+
+    def apply(self, session_id: str, path: str, diff: WriteDiff) -> list[Hunk]:
+        """`record` of a write already diffed (`diff_write`)."""
+        old, new = diff.old, diff.new
+        if not diff.blocks:
             return []
         hunks = self._files.get(path, [])
         before_sessions = self._sessions_in(path)
-        for edit in line_edits_between(old, new):
-            hunks, _ = align(hunks, edit)
+        for i1, i2, j1, j2 in reversed(diff.blocks):
+            hunks, _ = align(hunks, LineEdit(i1, i2, j2 - j1))
         at = self._now()
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
         added = [
             Hunk(uuid.uuid4().hex[:12], session_id, path, j1, new[j1:j2], old[i1:i2], at)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-            if tag != "equal"
+            for i1, i2, j1, j2 in diff.blocks
         ]
         self._files[path] = sorted([*hunks, *added], key=in_file_order)
         self._bound(session_id)

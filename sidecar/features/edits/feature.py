@@ -33,6 +33,7 @@ class Edits:
             registry.by_id,
             kernel.files,
             ops=kernel.file_ops,
+            worker=kernel.worker,
             tell_user=listener.on_error,
             spawn=kernel.spawn,
             changes=self.changes,

@@ -3,19 +3,21 @@
 Every path is admitted by `files.resolve_inside` against the session's
 directories first; the editor's buffers are preferred to the disk both ways.
 Disk access uses that very real path without following a symlink (`files`),
-in daemon threads bounded in time and per session (`FileOps`).
+in daemon threads bounded in time and per session (`FileOps`). The diff of a write, for the
+agent's changes, runs on the kernel's worker (`Worker`): a big file changed all over takes seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.features.edits.agent_changes import AgentChanges
+from sidecar.features.edits.agent_changes import AgentChanges, diff_write
 from sidecar.features.edits.diff_apply import by_path
 from sidecar.features.edits.reviewed_edits import ReviewedEdits
 from sidecar.kernel import errors
@@ -32,8 +34,11 @@ from sidecar.kernel.files import (
 from sidecar.kernel.ports import EditorFiles
 from sidecar.kernel.session import Session
 from sidecar.kernel.tool_calls import diffs_in
+from sidecar.kernel.worker import Worker, WorkTimeout
 
 JsonObj = dict[str, Any]
+
+log = logging.getLogger(__name__)
 
 
 class FileService:
@@ -43,6 +48,7 @@ class FileService:
         files: EditorFiles,
         *,
         ops: FileOps,
+        worker: Worker,
         tell_user: Callable[[str], None],
         spawn: Callable[[Coroutine[Any, Any, None], str], asyncio.Task[Any]],
         changes: AgentChanges | None = None,
@@ -50,6 +56,7 @@ class FileService:
         self._sessions = sessions
         self._files = files
         self._ops = ops  # the kernel's: one bound per session for every file operation
+        self._worker = worker  # the kernel's: the diffs of the agent's writes
         # What each write changed, for review after it landed (None: not tracked).
         self.changes = changes
         self._spawn = spawn
@@ -97,7 +104,7 @@ class FileService:
                 before = await self._disk_before(session.session_id, path)
             await self._ops.run(session.session_id, write_text, path, content, session.roots)
         if self.changes is not None and before is not None:
-            self.changes.record(session.session_id, str(path), before, content)
+            await self._record(session.session_id, str(path), before, content)
             if len(self._written) >= MAX_WRITTEN:
                 self._written.pop(next(iter(self._written)))
             self._written[(session.session_id, str(path))] = content
@@ -125,8 +132,19 @@ class FileService:
         for path, group in own.items():
             after = await self._disk_before(session_id, Path(path))
             before = undo_diffs(after, group) if after is not None else None
-            if before is not None and after is not None and self.changes is not None:
-                self.changes.record(session_id, path, before, after)
+            if before is not None and after is not None:
+                await self._record(session_id, path, before, after)
+
+    async def _record(self, session_id: str, path: str, before: str, after: str) -> None:
+        """The agent's write from `before` to `after`, diffed on the worker, its hunks recorded."""
+        if self.changes is None:
+            return
+        try:
+            diff = await self._worker.run(diff_write, before, after)
+        except WorkTimeout as exc:  # the write landed all the same: it goes untracked
+            log.warning("the agent's write to %s is not tracked for review: %s", path, exc)
+            return
+        self.changes.apply(session_id, path, diff)
 
     async def _disk_before(self, session_id: str, path: Path) -> str | None:
         """The file before the agent's write, for its review ("" for no file); None when it cannot

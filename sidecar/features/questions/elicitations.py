@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 from sidecar.acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 from sidecar.features.questions.form_block import read_answers
@@ -17,8 +17,10 @@ from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.pieces import locate_prompt_area, questions_in
 from sidecar.kernel.session import Session
+from sidecar.kernel.worker import Worker, WorkTimeout
 
 JsonObj = dict[str, Any]
+T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
 MAX_PENDING = 16  # per session (and for those tied to no session): more is refused to the agent
 MAX_MESSAGE = 4000
@@ -37,8 +39,13 @@ class Elicitations:
         emit_status: Callable[[], None],
         timeout: Callable[[], float],
         tell_user: Callable[[str], None],
+        *,
+        worker: Worker,
     ) -> None:
         self._sessions = sessions
+        # The kernel's: the agent's schema and the user's answers are checked there, off the loop
+        # (a field's pattern is the agent's, and may be catastrophic).
+        self._worker = worker
         self._asker = asker
         self._emit_status = emit_status
         self._timeout = timeout
@@ -59,7 +66,7 @@ class Elicitations:
         form = url = agent_id = None
         try:
             if mode == "form":
-                form = parse_form(params.get("requestedSchema"))
+                form = await self._checked(parse_form, params.get("requestedSchema"))
             elif mode == "url":
                 url = check_url(params.get("url"))
                 agent_id = params.get("elicitationId")
@@ -126,7 +133,14 @@ class Elicitations:
         found = [cast(Elicitation, e) for s in self._sessions.values() for e in s.elicitations.values()]
         return found + list(self._unscoped.values())
 
-    def respond(self, elicitation_id: object, action: object, content: object = None) -> None:
+    async def _checked(self, check: Callable[..., T], *args: Any) -> T:
+        """A form read or an answer checked on the worker; FormError when that took too long."""
+        try:
+            return await self._worker.run(check, *args)
+        except WorkTimeout:
+            raise FormError("checking it took too long (the fields' patterns?)") from None
+
+    async def respond(self, elicitation_id: object, action: object, content: object = None) -> None:
         """The user's answer. Content that does not fit the form is an error to the editor, and
         the question stays open (the user may answer again)."""
         elicitation = self._pending_named(elicitation_id)
@@ -134,7 +148,7 @@ class Elicitations:
             answer: JsonObj = {"action": "accept"}
             if elicitation.form is not None:
                 try:
-                    answer["content"] = elicitation.form.answer(content)
+                    answer["content"] = await self._checked(elicitation.form.answer, content)
                 except FormError as exc:
                     raise errors.invalid(f"{exc}; the question is still open") from None
             elicitation.resolve(answer)
@@ -143,7 +157,7 @@ class Elicitations:
         else:
             raise errors.invalid("action must be accept, decline or cancel")
 
-    def respond_from_document(self, elicitation_id: object, document: str) -> None:
+    async def respond_from_document(self, elicitation_id: object, document: str) -> None:
         """Accept a form question with what the user typed into its block of the conversation
         document (`document`: the editor's text). Answers that do not fit are an error naming
         every such field; nothing is sent and the question stays open. Without an id: the one
@@ -164,10 +178,13 @@ class Elicitations:
             typed = read_answers(document, elicitation, area.start if area is not None else None)
         except FormError as exc:
             raise errors.invalid(f"{exc}; nothing was sent, the question is still open") from None
-        problems = elicitation.form.problems(typed)
+        try:
+            problems = await self._checked(elicitation.form.problems, typed)
+        except FormError as exc:
+            problems = [str(exc)]
         if problems:
             raise errors.invalid(f"{'; '.join(problems)}; nothing was sent, the question is still open")
-        self.respond(elicitation.elicitation_id, "accept", typed)
+        await self.respond(elicitation.elicitation_id, "accept", typed)
 
     def _pending_named(self, elicitation_id: object) -> Elicitation:
         if not isinstance(elicitation_id, str):

@@ -23,6 +23,7 @@ class Questions:
             kernel.ctx.status_changed,
             timeout=lambda: options.elicitation_timeout,
             tell_user=kernel.listener.on_error,
+            worker=kernel.worker,
         )
         kernel.requests.answer("elicitation/create", self.elicitations.request)
         kernel.requests.hear("elicitation/complete", self.elicitations.complete)

@@ -4,6 +4,11 @@ user's answers checked and converted against it (ACP v1 `elicitation/create`, fo
 The sidecar decides what a field is and whether an answer fits it; editors only ask. An answer
 may come as typed text (Neovim's `vim.ui.input`, a VS Code InputBox): "3" for an integer field,
 "yes" for a boolean, "a, b" for a multi-select are converted here, once.
+
+A field's `pattern` is the agent's: a catastrophic one (`^(a|a)+$`) backtracks for ever on a
+short answer. It is matched by the `regex` module, which gives up after `MATCH_TIMEOUT` and lets
+other threads run meanwhile; reading a schema (its defaults) and checking answers run on the
+kernel's worker, never on the event loop.
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import attrs
+import regex
+
+from sidecar.kernel.worker import checkpoint
 
 JsonObj = dict[str, Any]
 Kind = Literal["string", "number", "integer", "boolean", "enum", "multiselect"]
@@ -26,6 +34,7 @@ MAX_NAME = 100
 MAX_TEXT = 2000  # a title, description or option label, as shown
 MAX_PATTERN = 1000
 MAX_ANSWER = 100_000  # characters of one string answer
+MATCH_TIMEOUT = 0.5  # seconds for one answer against its field's pattern (at most MAX_FIELDS)
 FORMATS = ("email", "uri", "date", "date-time")
 _EMAIL = re.compile(r"\A[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 _TRUE = {"true", "yes", "y", "on", "1"}
@@ -191,8 +200,8 @@ def _field(name: str, prop: object, required: bool) -> Field:
                 if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN:
                     raise FormError(f"{where}: pattern must be a string of at most {MAX_PATTERN} characters")
                 try:
-                    re.compile(pattern)
-                except re.error as exc:
+                    regex.compile(pattern)
+                except regex.error as exc:
                     raise FormError(f"{where}: pattern does not compile ({exc})") from None
             f = Field(
                 kind="string",
@@ -339,11 +348,21 @@ def _convert(f: Field, raw: object) -> Any:
         raise FormError(f"{label}: at least {f.min_length} characters")
     if f.max_length is not None and len(raw) > f.max_length:
         raise FormError(f"{label}: at most {f.max_length} characters")
-    if f.pattern is not None and re.search(f.pattern, raw) is None:
+    if f.pattern is not None and not _matches(label, f.pattern, raw):
         raise FormError(f"{label}: does not match {f.pattern[:100]}")
     if f.format is not None and not _fits_format(raw, f.format):
         raise FormError(f"{label}: not a valid {f.format}")
     return raw
+
+
+def _matches(label: str, pattern: str, text: str) -> bool:
+    checkpoint()  # on the worker: stop between fields once nobody waits
+    try:
+        return regex.search(pattern, text, timeout=MATCH_TIMEOUT) is not None
+    except TimeoutError:
+        raise FormError(
+            f"{label}: its pattern {pattern[:100]} takes too long to check (over {MATCH_TIMEOUT:g} s)"
+        ) from None
 
 
 def _as_number(raw: object, integer: bool, label: str) -> int | float:

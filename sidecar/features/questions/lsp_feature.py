@@ -33,9 +33,9 @@ class QuestionsLsp(LspFeature):
 
         self._elicitations = kernel.feature(Questions).elicitations
 
-    def _answer(self, elicitation_id: str, action: str, content: object) -> None:
+    async def _answer(self, elicitation_id: str, action: str, content: object) -> None:
         assert self._elicitations is not None  # a question is asked by the running engine
-        self._elicitations.respond(elicitation_id, action, content)
+        await self._elicitations.respond(elicitation_id, action, content)
 
     def elicitation(self, elicitation: Any, state: str, answer: JsonObj | None) -> None:
         self.prompts.on_elicitation(elicitation, state, answer)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -38,7 +38,7 @@ YES, NO = "Yes", "No"
 
 class ElicitationPrompts:
     def __init__(
-        self, port: ElicitationPort, tasks: OwnedTasks, answer: Callable[[str, str, object], None]
+        self, port: ElicitationPort, tasks: OwnedTasks, answer: Callable[[str, str, object], Awaitable[None]]
     ) -> None:
         self.port = port
         self._respond = answer  # a pending question answered (the engine checks it against its form)
@@ -94,14 +94,14 @@ class ElicitationPrompts:
             if chosen is None:
                 return  # answered elsewhere meanwhile
             if chosen != OPEN:
-                self._answer(ident, "decline")
+                await self._answer(ident, "decline")
                 return
             if self.port.caps.show_document:
                 try:
                     await asyncio.wait_for(self.port.open_external(elicitation.url), 30)
                 except Exception as exc:  # the answer stands: the user agreed and has the URL
                     log.warning("showDocument (external) failed: %r", exc)
-            self._answer(ident, "accept")
+            await self._answer(ident, "accept")
             return
         assert elicitation.form is not None
         content: JsonObj = {}
@@ -117,10 +117,10 @@ class ElicitationPrompts:
             if chosen is None:
                 return
             if chosen == DECLINE:
-                self._answer(ident, "decline")
+                await self._answer(ident, "decline")
                 return
             content[f.name] = (chosen == YES) if f.kind == "boolean" else chosen
-        self._answer(ident, "accept", content)
+        await self._answer(ident, "accept", content)
 
     async def _question(self, elicitation: Elicitation, message: str, actions: list[str]) -> str | None:
         """The title the user chose; DECLINE when dismissed; None when the question was answered
@@ -150,9 +150,9 @@ class ElicitationPrompts:
         title = getattr(chosen, "title", None)
         return title if title in actions else DECLINE
 
-    def _answer(self, elicitation_id: str, action: str, content: object = None) -> None:
+    async def _answer(self, elicitation_id: str, action: str, content: object = None) -> None:
         try:
-            self._respond(elicitation_id, action, content)
+            await self._respond(elicitation_id, action, content)
         except Exception as exc:  # answered meanwhile, or the answer did not fit: say so
             self.port.show_message(types.MessageType.Warning, f"The agent's question: {exc}")
 

@@ -22,7 +22,7 @@ async def questions(ls: AcpLanguageServer) -> Elicitations:
 
 @command("acp.elicitation.respond", "ElicitationRespond", "elicitationId", in_order=False)
 async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond) -> Any:
-    (await questions(ls)).respond(args.elicitation_id, args.action or "accept", args.content)
+    await (await questions(ls)).respond(args.elicitation_id, args.action or "accept", args.content)
     return {}
 
 
@@ -38,5 +38,5 @@ async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -
         if identity is None:
             raise invalid(f"{args.uri[:200]} is not a transcript document")
         buffer = await asyncio.to_thread(engine.conversations.store.read, *identity)
-    (await questions(ls)).respond_from_document(args.elicitation_id, buffer or "")
+    await (await questions(ls)).respond_from_document(args.elicitation_id, buffer or "")
     return {}

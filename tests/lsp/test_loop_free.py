@@ -1,0 +1,117 @@
+"""The event loop is never held by one feature's work (issue 40, item 5): while each feature
+processes its heaviest input, `acp.status` is answered within 100 ms every time it is asked.
+
+Over the real LSP pipe, one sidecar per test. The probe asks `acp.status` again and again while
+the work runs; a frozen loop shows as one slow answer (or none: the command's own timeout)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_commands import expect_error
+from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
+
+LIMIT = 0.1  # seconds for one acp.status answer, asked while the heavy work runs
+
+
+class Probe:
+    def __init__(self) -> None:
+        self.answers: list[float] = []
+
+
+@contextlib.asynccontextmanager
+async def status_answered(ed: Editor, what: str, at_least: int = 3) -> AsyncIterator[Probe]:
+    """Ask `acp.status` over and over while the block runs; fail when one answer took more than
+    LIMIT (or fewer than `at_least` were asked: the work was not watched)."""
+    probe = Probe()
+    done = asyncio.Event()
+
+    async def ask() -> None:
+        while not done.is_set():
+            began = time.perf_counter()
+            await ed.command("acp.status", timeout=60)
+            probe.answers.append(time.perf_counter() - began)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), 0.02)
+
+    asker = asyncio.ensure_future(ask())
+    try:
+        yield probe
+    finally:
+        done.set()
+        await asker
+    slow = [round(t * 1000) for t in probe.answers if t > LIMIT]
+    worst = max(probe.answers, default=0.0)
+    assert not slow, f"{what}: acp.status took {slow} ms (over {LIMIT * 1000:.0f} ms)"
+    assert len(probe.answers) >= at_least, f"{what}: only {len(probe.answers)} answers watched"
+    print(f"{what}: {len(probe.answers)} acp.status answers, the slowest {worst * 1000:.1f} ms")
+
+
+async def test_edits_a_write_of_20000_lines_changed_every_other_line(
+    workspace: Path, state_dir: Path
+) -> None:
+    target = workspace / "generated.txt"
+    lines = [f"line {i} of a generated file\n" for i in range(20_000)]
+    target.write_text("".join(lines))
+    changed = "".join(line.upper() if i % 2 else line for i, line in enumerate(lines))
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        async with status_answered(ed, "edits"):
+            results = await scripted(ed, [{"write": str(target), "content": changed}], timeout=120)
+        assert "result" in results[0], results
+        assert target.read_text() == changed
+        # Past its time the diff is one hunk from the first changed line to the last.
+        listed = await ed.command("acp.changes.list", {"uri": target.as_uri()})
+        [entry] = listed["files"]
+        [hunk] = entry["hunks"]
+        assert hunk["range"]["start"]["line"] == 1 and hunk["oldText"].startswith("line 1 of")
+
+
+def _question(pattern: str, **field: Any) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": pattern, **field}}}
+    params = {"requestId": "r1", "mode": "form", "message": "A code?", "requestedSchema": schema}
+    return {"request": "elicitation/create", "params": params}
+
+
+async def test_questions_a_catastrophic_pattern(workspace: Path, state_dir: Path) -> None:
+    hostile = "a" * 40 + "!"
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        steps = [_question("^(a|a)+$", default=hostile), _question("^(a|a)+$")]
+        async with status_answered(ed, "questions"):
+            admitted = await ed.command("acp.prompt", {"text": _json(steps)})
+            pending = await ed.wait_for("acp/elicitation", lambda p: p["state"] == "pending", timeout=60)
+            err = await expect_error(
+                ed,
+                "acp.elicitation.respond",
+                {"elicitationId": pending["elicitationId"], "content": {"code": hostile}},
+            )
+            assert "takes too long to check" in err.message and "still open" in err.message
+            answer = {"elicitationId": pending["elicitationId"], "content": {"code": "aaa"}}
+            assert await ed.command("acp.elicitation.respond", answer) == {}
+            await ed.wait_turn_end(admitted["turnId"], timeout=60)
+        said = ed.text_of(admitted["turnId"])
+        assert "RESULT 0 " in said and "default does not fit" in said and "takes too long" in said
+        assert 'RESULT 1 {"result": {"action": "accept", "content": {"code": "aaa"}}}' in said
+
+
+def _json(steps: list[dict[str, Any]]) -> str:
+    import json
+
+    return json.dumps(steps)
+
+
+async def test_conversation_a_huge_answer(workspace: Path, state_dir: Path) -> None:
+    async with open_editor("neovim", workspace, state_dir) as ed:
+        await ed.command("acp.session.new")
+        async with status_answered(ed, "conversation"):
+            _, end = await ed.prompt_and_wait(
+                "#answer=4000000 #piece=4000 #para=12 a huge answer", timeout=180
+            )
+        assert end["stopReason"] == "end_turn"
