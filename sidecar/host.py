@@ -12,13 +12,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sidecar.lsp.server import AcpLanguageServer, LaunchConfig
+    from sidecar.kernel.options import EngineOptions
+    from sidecar.lsp.editor_files import EditorFiles
+    from sidecar.lsp.notifier import Notifier
+    from sidecar.lsp.server import AcpLanguageServer, EngineHandle, LaunchConfig
 
 
 def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     # Each feature's LSP module registers its commands when imported.
+    from sidecar.features.conversation import lsp_commands as conversation_commands  # noqa: F401
     from sidecar.features.conversation.lsp_feature import ConversationLsp
-    from sidecar.features.edits import lsp_commands  # noqa: F401
+    from sidecar.features.edits import lsp_commands as edits_commands  # noqa: F401
     from sidecar.features.edits.lsp_feature import EditsLsp
     from sidecar.features.questions import lsp_questions  # noqa: F401
     from sidecar.features.questions.lsp_feature import QuestionsLsp
@@ -26,10 +30,18 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     from sidecar.features.titles import lsp_titles  # noqa: F401
     from sidecar.lsp.app import build_server as build_lsp_server
 
-    server = build_lsp_server(launch)
+    server = build_lsp_server(launch, compose_engine)
     # In this order: code actions are offered in it, within each place (lsp/features.py).
     server.features.add(ConversationLsp(server))
     server.features.add(EditsLsp(server))
     server.features.add(QuestionsLsp(server))
     server.features.add(TerminalsLsp())
     return server
+
+
+def compose_engine(options: EngineOptions, editor: Notifier, files: EditorFiles) -> EngineHandle:
+    """The kernel and the features' engine sides (`sidecar/engine.py`), imported at `initialized`:
+    the editor's `initialize` is answered before the engine stack loads."""
+    from sidecar.engine import Engine
+
+    return Engine(options, editor, files)

@@ -22,7 +22,7 @@ from sidecar.lsp.code_actions import code_actions
 from sidecar.lsp.commands import CommandRunner
 from sidecar.lsp.documents import settle_document
 from sidecar.lsp.framing import HEADER_LINE_LIMIT, LspReader
-from sidecar.lsp.server import AcpLanguageServer, LaunchConfig, read_client_caps
+from sidecar.lsp.server import AcpLanguageServer, ComposeEngine, LaunchConfig, read_client_caps
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,9 @@ EXIT_EDITOR_GONE = 1
 EXIT_SIGNAL = 143
 
 
-def build_server(launch: LaunchConfig) -> AcpLanguageServer:
-    server = AcpLanguageServer(launch)
+def build_server(launch: LaunchConfig, compose: ComposeEngine) -> AcpLanguageServer:
+    """The shell with its LSP handlers; `compose` makes the engine side at `initialized`."""
+    server = AcpLanguageServer(launch, compose)
     CommandRunner(server).register()
     _register_lifecycle(server)
     _register_documents(server)
@@ -97,7 +98,7 @@ def _register_documents(server: AcpLanguageServer) -> None:
     async def code_action(
         ls: AcpLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        if ls.engine is None:
+        if ls.kernel is None:
             return None
         try:
             return await code_actions(ls, ls.features, params, ls.buffer(params.text_document.uri))

@@ -72,44 +72,35 @@ def _cwd(ls: AcpLanguageServer, cwd: str | None, uri: str | None) -> str | None:
 # ====================================================================== commands
 @command("acp.session.new", "SessionNew")
 async def session_new(ls: AcpLanguageServer, args: a.SessionNew) -> Any:
-    engine = await ls.ready_engine()
+    kernel = await ls.ready_kernel()
     cwd = _cwd(ls, args.cwd, args.uri)
     if cwd is None:
         raise invalid("no cwd given and no workspace folder to default to")
-    return {"sessionId": await engine.registry.new(cwd, args.agent)}
+    return {"sessionId": await kernel.registry.new(cwd, args.agent)}
 
 
 @command("acp.session.list", "SessionList")
 async def session_list(ls: AcpLanguageServer, args: a.SessionList) -> Any:
-    engine = await ls.ready_engine()
-    sessions, more = await engine.registry.list(args.cwd, args.refresh, ls.folder_paths(), args.limit)
+    kernel = await ls.ready_kernel()
+    sessions, more = await kernel.registry.list(args.cwd, args.refresh, ls.folder_paths(), args.limit)
     return {"sessions": sessions, "more": more}
 
 
 @command("acp.session.load", "SessionLoad", "sessionId")
 async def session_load(ls: AcpLanguageServer, args: a.SessionLoad) -> Any:
-    engine = await ls.ready_engine()
+    kernel = await ls.ready_kernel()
     if args.session_id is None:
         raise invalid("sessionId is required")
-    session_id = await engine.registry.load(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
+    session_id = await kernel.registry.load(args.session_id, args.cwd, ls.default_cwd(args.uri), args.agent)
     if args.show:
         ls.features.show(session_id)
     return {"sessionId": session_id}
 
 
-@command("acp.session.transcript", "SessionTranscript", "sessionId")
-async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -> Any:
-    engine = await ls.ready_engine()
-    result = await engine.documents.transcript(args.session_id)
-    if args.show:
-        ls.features.show(result["sessionId"])
-    return result
-
-
 @command("acp.prompt", "Prompt", "text", reads_buffer=True)
 async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
     buffer = buffer_at_arrival.get()
-    engine = await ls.ready_engine()
+    kernel = await ls.ready_kernel()
     documents = ls.features.documents
     transcript = await documents.identify(args.uri) if args.uri and documents is not None else None
     if documents is not None and transcript is not None:
@@ -117,7 +108,7 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
         result = await documents.prompt(transcript, args.text, ls.default_cwd(None), buffer)
     else:
         context = await _context(ls, args.uri, args.range) if args.uri else None
-        result = await engine.kernel.actions.prompt(
+        result = await kernel.actions.prompt(
             args.text, args.session_id, _cwd(ls, args.cwd, args.uri), context
         )
     if ls.options.transcript.show_on_prompt:
@@ -143,48 +134,48 @@ async def _context(ls: AcpLanguageServer, uri: str, raw_range: Any) -> PromptCon
 
 @command("acp.cancel", "SessionTarget")
 async def cancel(ls: AcpLanguageServer, args: a.SessionTarget) -> Any:
-    engine = await ls.ready_engine()
-    return {"cancelled": await engine.kernel.actions.cancel(args.session_id)}
+    kernel = await ls.ready_kernel()
+    return {"cancelled": await kernel.actions.cancel(args.session_id)}
 
 
 @command("acp.session.setMode", "SetMode", "modeId")
 async def set_mode(ls: AcpLanguageServer, args: a.SetMode) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kernel.actions.set_mode(args.mode_id, args.session_id)
+    kernel = await ls.ready_kernel()
+    return await kernel.actions.set_mode(args.mode_id, args.session_id)
 
 
 @command("acp.session.setModel", "SetModel", "modelId")
 async def set_model(ls: AcpLanguageServer, args: a.SetModel) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kernel.actions.set_model(args.model_id, args.session_id)
+    kernel = await ls.ready_kernel()
+    return await kernel.actions.set_model(args.model_id, args.session_id)
 
 
 @command("acp.session.setConfigOption", "SetConfigOption")
 async def set_config_option(ls: AcpLanguageServer, args: a.SetConfigOption) -> Any:
-    engine = await ls.ready_engine()
+    kernel = await ls.ready_kernel()
     from sidecar.lsp.arguments import MISSING
 
     if args.value is MISSING:
         raise invalid("value is required")
-    return await engine.kernel.actions.set_config_option(args.config_id, args.value, args.session_id)
+    return await kernel.actions.set_config_option(args.config_id, args.value, args.session_id)
 
 
 @command("acp.authenticate", "Authenticate", "methodId")
 async def authenticate(ls: AcpLanguageServer, args: a.Authenticate) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kernel.actions.authenticate(args.method_id, args.agent)
+    kernel = await ls.ready_kernel()
+    return await kernel.actions.authenticate(args.method_id, args.agent)
 
 
 @command("acp.session.delete", "SessionDelete", "sessionId")
 async def session_delete(ls: AcpLanguageServer, args: a.SessionDelete) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kernel.actions.delete(args.session_id)
+    kernel = await ls.ready_kernel()
+    return await kernel.actions.delete(args.session_id)
 
 
 @command("acp.session.fork", "SessionFork", "sessionId")
 async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
-    engine = await ls.ready_engine()
-    result = await engine.kernel.actions.fork(args.session_id)
+    kernel = await ls.ready_kernel()
+    result = await kernel.actions.fork(args.session_id)
     if args.show:
         ls.features.show(result["sessionId"])
     return result
@@ -192,22 +183,22 @@ async def session_fork(ls: AcpLanguageServer, args: a.SessionFork) -> Any:
 
 @command("acp.logout", "Logout", "agent")
 async def logout(ls: AcpLanguageServer, args: a.Logout) -> Any:
-    engine = await ls.ready_engine()
-    return await engine.kernel.actions.logout(args.agent)
+    kernel = await ls.ready_kernel()
+    return await kernel.actions.logout(args.agent)
 
 
 @command("acp.agents", "NoArguments", in_order=False)
 async def agents(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
-    engine = ls.engine_or_raise()
+    kernel = ls.kernel_or_raise()
     return {
-        "agents": engine.agents.describe(engine.registry.busy),
-        "default": engine.agents.directory.default,
+        "agents": kernel.agents.describe(kernel.registry.busy),
+        "default": kernel.agents.directory.default,
     }
 
 
 @command("acp.status", "NoArguments", in_order=False)
 async def status(ls: AcpLanguageServer, args: a.NoArguments) -> Any:
-    return ls.engine_or_raise().kernel.status()
+    return ls.kernel_or_raise().status()
 
 
 # ====================================================================== running them
@@ -275,7 +266,7 @@ def _buffer_named(ls: AcpLanguageServer, raw: tuple[Any, ...]) -> str | None:
 
 def _agent_tag(ls: AcpLanguageServer, agent: object) -> str:
     """` [NAME]` for a session of an agent other than the default one; nothing for the default's."""
-    if ls.engine is None or not isinstance(agent, str) or agent == ls.engine.agents.directory.default:
+    if ls.kernel is None or not isinstance(agent, str) or agent == ls.kernel.agents.directory.default:
         return ""
     return f" [{ls.clean(agent, 60)}]"
 
@@ -301,8 +292,8 @@ def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
     elif name in ("acp.session.new", "acp.session.load"):
         # By its title, as the title messages say it; a session without one (a new one) by its id.
         session_id = str(result.get("sessionId"))
-        title = ls.engine.titles.title_of(session_id) if ls.engine is not None else None
-        tag = _agent_tag(ls, ls.engine.agents.directory.owner_of(session_id) if ls.engine else None)
+        title = ls.kernel.catalog.title_of(session_id) if ls.kernel is not None else None
+        tag = _agent_tag(ls, ls.kernel.agents.directory.owner_of(session_id) if ls.kernel else None)
         if title:
             ls.show_message(types.MessageType.Info, f"ACP session: {ls.clean(title, 200)}{tag}")
         else:

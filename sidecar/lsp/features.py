@@ -60,6 +60,10 @@ class SessionDocuments(Protocol):
         """Open the session's conversation document in the editor (where it can show one)."""
         ...
 
+    async def saved_text(self, identity: tuple[str, str]) -> str | None:
+        """The conversation document's text as saved (None: there is none)."""
+        ...
+
     async def prompt(
         self, identity: tuple[str, str], text: str | None, default_cwd: str | None, buffer: str | None
     ) -> JsonObj:

@@ -130,8 +130,10 @@ class LspReader:
             self._refuse(text, PARSE_ERROR, f"the message is not valid JSON ({exc.msg} at {exc.pos})")
             return
         except JsonRpcException as exc:
-            # pygls could not structure a notification or response: nobody waits for an answer.
-            log.warning("ignored an LSP message pygls cannot read: %s", exc.message or type(exc).__name__)
+            # pygls could not structure it (a value its types refuse, such as Infinity): a request
+            # is answered with that error, an answer fails our request; a notification is dropped.
+            reason = f"pygls cannot read the message: {exc.message or type(exc).__name__}"
+            self._refuse(text, exc.code if isinstance(exc.code, int) else INVALID_REQUEST, reason)
             return
         if isinstance(message, dict) or not hasattr(message, "jsonrpc"):
             self._refuse(text, INVALID_REQUEST, "the message is not a JSON-RPC 2.0 object")

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -33,9 +33,8 @@ from sidecar.lsp.status_diagnostic import StatusDiagnostic
 from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
-    from sidecar.engine import Engine
     from sidecar.kernel.kernel import Kernel
-    from sidecar.kernel.options import AgentSpec
+    from sidecar.kernel.options import AgentSpec, EngineOptions
     from sidecar.lsp.options import Options
 
 log = logging.getLogger(__name__)
@@ -59,6 +58,21 @@ class LaunchConfig(NamedTuple):
 
 def demo_agent_command() -> list[str]:
     return [sys.executable, "-m", "sidecar.demo_agent"]
+
+
+class EngineHandle(Protocol):
+    """The engine side as the shell holds it: the kernel, and its start and stop in their order
+    (composed by `sidecar/engine.py`, which the composition root hands the shell as `compose`)."""
+
+    kernel: Kernel
+    shutdown_step: str  # where a shutdown that took too long was stuck
+
+    async def start(self) -> None: ...
+    async def shutdown(self) -> None: ...
+    def kill_agent_now(self) -> None: ...
+
+
+ComposeEngine = Callable[["EngineOptions", "Notifier", EditorFiles], EngineHandle]
 
 
 class NotInitialized(Exception):
@@ -85,7 +99,7 @@ def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
 class AcpLanguageServer(LanguageServer):
     protocol: AcpProtocol
 
-    def __init__(self, launch: LaunchConfig) -> None:
+    def __init__(self, launch: LaunchConfig, compose: ComposeEngine) -> None:
         super().__init__(
             "acp-sidecar", __version__, text_document_sync_kind=SYNC_KIND, protocol_cls=AcpProtocol
         )
@@ -93,7 +107,9 @@ class AcpLanguageServer(LanguageServer):
         self._options: Options | None = None  # parsed at `initialized`, after the editor has its answer
         self.initialization_options: Any = None
         self.caps = ClientCaps()
-        self.engine: Engine | None = None
+        self._compose = compose
+        self.engine: EngineHandle | None = None
+        self.kernel: Kernel | None = None  # the engine's, from `initialized` on
         self.stopping = False
         # Helix drops command results and shows errors only in its log: echo them as messages.
         self.echo_results = False
@@ -196,7 +212,7 @@ class AcpLanguageServer(LanguageServer):
         return sanitize_text(text, max_length)
 
     def session_title(self, session_id: str) -> str:
-        title = self.engine.kernel.catalog.title_of(session_id) if self.engine is not None else None
+        title = self.kernel.catalog.title_of(session_id) if self.kernel is not None else None
         return title or "ACP agent"
 
     def buffer(self, uri: str) -> str | None:
@@ -206,7 +222,7 @@ class AcpLanguageServer(LanguageServer):
 
     @property
     def active_session_id(self) -> str | None:
-        return self.engine.registry.active_id if self.engine is not None else None
+        return self.kernel.registry.active_id if self.kernel is not None else None
 
     @property
     def request_timeout(self) -> float:
@@ -258,7 +274,6 @@ class AcpLanguageServer(LanguageServer):
         return specs, default
 
     def start_engine(self) -> None:
-        from sidecar.engine import Engine
         from sidecar.kernel.options import EngineOptions
 
         opts = self.options
@@ -282,12 +297,13 @@ class AcpLanguageServer(LanguageServer):
             agent_cwd=next(iter(self.folder_paths()), None),
             log_hint=self.log_hint(),
         )
-        self.engine = Engine(engine_options, self.notifier, self.files)
+        self.engine = self._compose(engine_options, self.notifier, self.files)
+        self.kernel = self.engine.kernel
         for feature in self.features.all:
-            feature.started(self.engine.kernel)
+            feature.started(self.kernel)
         self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
 
-    async def _run_engine(self, engine: Engine) -> None:
+    async def _run_engine(self, engine: EngineHandle) -> None:
         try:
             await engine.start()
         except Exception as exc:  # a bug, not an agent problem (those are reported by the engine)
@@ -309,25 +325,21 @@ class AcpLanguageServer(LanguageServer):
             where += f" and {self.launch.log_file}"
         return where
 
-    def engine_or_raise(self) -> Engine:
-        if self.engine is None:
+    def kernel_or_raise(self) -> Kernel:
+        if self.kernel is None:
             raise NotInitialized("the sidecar is not initialized yet")
-        return self.engine
+        return self.kernel
 
     async def ready_kernel(self) -> Kernel:
         """The kernel, once its first agent start has finished (successfully or not)."""
-        return (await self.ready_engine()).kernel
-
-    async def ready_engine(self) -> Engine:
-        """The engine, once its first agent start has finished (successfully or not)."""
-        engine = self.engine_or_raise()
+        kernel = self.kernel_or_raise()
         try:
             await asyncio.wait_for(self._engine_ready.wait(), ENGINE_START_WAIT)
         except TimeoutError:
             log.warning(
                 "the agent's first start takes over %g s; going on without waiting", ENGINE_START_WAIT
             )
-        return engine
+        return kernel
 
     def kill_agent_now(self) -> None:
         if self.engine is not None:

@@ -90,6 +90,23 @@ async def test_a_body_that_is_not_utf8_gets_one_answer(sidecar: RawSidecar) -> N
     assert not error_popups(sidecar)
 
 
+async def test_a_request_pygls_cannot_structure_gets_one_answer(sidecar: RawSidecar) -> None:
+    # Found by the fuzzer: an object with a "jsonrpc" member deep in a command's arguments is
+    # taken by pygls for a message of its own, which it fails to read; the request itself then
+    # used to wait for ever.
+    body = (
+        b'{"jsonrpc":"2.0","id":43,"method":"workspace/executeCommand",'
+        b'"params":{"command":"acp.session.new","arguments":[{"a":1},[{"jsonrpc":"x","b":true}]]}}'
+    )
+    sidecar.send_bytes(frame(body))
+    FIGURES["editor faults: a request pygls cannot structure"] += 1
+    answer = await sidecar.answer(43)
+    assert "pygls cannot read the message" in answer["error"]["message"], answer
+    await still_serving(sidecar)
+    assert len(sidecar.answers_to(43)) == 1
+    assert not error_popups(sidecar)
+
+
 @pytest.mark.parametrize("id_first", [True, False])
 async def test_a_body_nested_100000_deep_gets_one_answer(sidecar: RawSidecar, id_first: bool) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000

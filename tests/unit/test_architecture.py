@@ -201,7 +201,6 @@ STILL_TO_UNTANGLE: dict[str, set[tuple[str, str]]] = {
     "the LSP shell imports a feature": {
         ("sidecar.lsp.editor_files", "edits"),
         ("sidecar.lsp.notifier", "stream"),
-        ("sidecar.lsp.server", "engine"),
     },
     "a module is over 500 lines": set(),
     "an import circle through type-only imports": set(),

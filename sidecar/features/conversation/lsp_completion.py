@@ -65,8 +65,8 @@ class PromptCompletion:
         return await self._mentions(identity[1], token[1:].lstrip('"'), replace)
 
     def _commands(self, session_id: str, typed: str, replace: types.Range) -> types.CompletionList:
-        engine = self.ls.engine
-        session = engine.registry.by_id.get(session_id) if engine is not None else None
+        kernel = self.ls.kernel
+        session = kernel.registry.by_id.get(session_id) if kernel is not None else None
         commands = session.commands if session is not None else ()
         items = []
         for command in commands:
@@ -110,8 +110,8 @@ class PromptCompletion:
         return types.CompletionList(is_incomplete=more, items=items)
 
     def _folder(self, session_id: str) -> str | None:
-        engine = self.ls.engine
-        session = engine.registry.by_id.get(session_id) if engine is not None else None
+        kernel = self.ls.kernel
+        session = kernel.registry.by_id.get(session_id) if kernel is not None else None
         if session is not None:
             return session.cwd
         folders = self.ls.folder_paths()

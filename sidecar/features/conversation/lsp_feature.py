@@ -5,6 +5,7 @@ actions (send, cancel, fork), and completion and navigation in it (`lsp_completi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -53,6 +54,10 @@ class ConversationLsp(LspFeature):
     def show(self, session_id: str, unless_open: bool = False) -> None:
         if self._kernel is not None:
             self.docs.show(self._kernel, session_id, unless_open)
+
+    async def saved_text(self, identity: tuple[str, str]) -> str | None:
+        store = self._store()
+        return await asyncio.to_thread(store.read, *identity) if store is not None else None
 
     async def prompt(
         self, identity: tuple[str, str], text: str | None, default_cwd: str | None, buffer: str | None

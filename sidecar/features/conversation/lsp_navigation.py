@@ -137,8 +137,8 @@ def _joined(base: str | None, path: str) -> str | None:
 
 def _session_folder(ls: AcpLanguageServer, session_id: str) -> str | None:
     """The folder a session's paths are relative to: its cwd, else the first workspace folder."""
-    engine = ls.engine
-    session = engine.registry.by_id.get(session_id) if engine is not None else None
+    kernel = ls.kernel
+    session = kernel.registry.by_id.get(session_id) if kernel is not None else None
     if session is not None:
         return session.cwd
     folders = ls.folder_paths()
@@ -148,11 +148,11 @@ def _session_folder(ls: AcpLanguageServer, session_id: str) -> str | None:
 async def session_symbols(ls: AcpLanguageServer, query: str) -> list[types.SymbolInformation]:
     """The sessions of the title cache whose title, folder, date or id contain every word of the
     query (any case), newest first, at most MAX_SESSION_SYMBOLS; each opens its document."""
-    engine = ls.engine
-    if engine is None:
+    kernel = ls.kernel
+    if kernel is None:
         return []
     words = query.lower().split()
-    chosen, _more = await engine.registry.list(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, words)
+    chosen, _more = await kernel.registry.list(None, False, ls.folder_paths(), MAX_SESSION_SYMBOLS, words)
     symbols = []
     for entry in chosen:
         session_id = str(entry["sessionId"])
@@ -178,14 +178,16 @@ async def session_symbols(ls: AcpLanguageServer, query: str) -> list[types.Symbo
 
 async def _document_uri(ls: AcpLanguageServer, session_id: str) -> str | None:
     """The session's document, created first when it does not exist yet (so opening it works)."""
-    engine = ls.engine
-    if engine is None:
+    kernel = ls.kernel
+    if kernel is None:
         return None
-    store = engine.conversations.store
-    path = store.path(engine.agents.directory.key_of(session_id), session_id)
+    from sidecar.features.conversation.feature import Documents  # with the engine
+
+    documents = kernel.feature(Documents)
+    path = documents.conversations.store.path(kernel.agents.directory.key_of(session_id), session_id)
     if not await asyncio.to_thread(path.exists):
         try:
-            return str((await engine.documents.transcript(session_id))["uri"])
+            return str((await documents.transcript(session_id))["uri"])
         except Exception:
             return None
     return path.as_uri()

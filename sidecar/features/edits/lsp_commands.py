@@ -23,7 +23,7 @@ def _lsp(ls: AcpLanguageServer) -> EditsLsp:
 
 @command("acp.edit.apply", "EditApply")
 async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
-    await ls.ready_engine()
+    await ls.ready_kernel()
     fs = _lsp(ls).edits().fs
     diffs = fs.tool_call_diffs(args.session_id, args.tool_call_id)
     if not ls.caps.apply_edit:
@@ -38,13 +38,13 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
 
 @command("acp.edit.proposals", "EditApply")
 async def edit_proposals(ls: AcpLanguageServer, args: a.EditApply) -> Any:
-    await ls.ready_engine()
+    await ls.ready_kernel()
     return {"proposals": _lsp(ls).proposals.for_tool_call(args.session_id, args.tool_call_id)}
 
 
 @command("acp.permission.respond", "PermissionRespond", in_order=False)
 async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -> Any:
-    await ls.ready_engine()
+    await ls.ready_kernel()
     permissions = _lsp(ls).edits().permissions
     if args.edits is None:
         permissions.respond(args.request_id, args.option_id or "")
@@ -55,19 +55,19 @@ async def permission_respond(ls: AcpLanguageServer, args: a.PermissionRespond) -
 
 @command("acp.changes.list", "Changes", "uri")
 async def changes_list(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
+    ls.kernel_or_raise()
     return _lsp(ls).changes.listing(_lsp(ls).changes.selected(args.hunk_id, args.uri, args.session_id))
 
 
 @command("acp.changes.keep", "Changes", "hunkId")
 async def changes_keep(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
+    ls.kernel_or_raise()
     return _lsp(ls).changes.keep(_changes_named(ls, args))
 
 
 @command("acp.changes.revert", "Changes", "hunkId")
 async def changes_revert(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
+    ls.kernel_or_raise()
     fs = _lsp(ls).edits().fs
     from sidecar.kernel.errors import SidecarError
 
@@ -90,7 +90,7 @@ async def changes_revert(ls: AcpLanguageServer, args: a.Changes) -> Any:
 
 @command("acp.changes.show", "Changes", "hunkId")
 async def changes_show(ls: AcpLanguageServer, args: a.Changes) -> Any:
-    ls.engine_or_raise()
+    ls.kernel_or_raise()
     if args.hunk_id is None:
         raise invalid("acp.changes.show takes a hunkId")
     [hunk] = _changes_named(ls, args)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from sidecar.lsp.commands import buffer_at_arrival, command, invalid
@@ -29,14 +28,15 @@ async def elicitation_respond(ls: AcpLanguageServer, args: a.ElicitationRespond)
 @command("acp.elicitation.answer", "ElicitationAnswer", in_order=False, reads_buffer=True)
 async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -> Any:
     buffer = buffer_at_arrival.get()
-    engine = await ls.ready_engine()
+    await ls.ready_kernel()
     if args.uri is None:
         raise invalid("uri is required: the transcript document that holds the question")
     if buffer is None:
         # Not open in the editor: the file (the block as the sidecar wrote it, or saved answers).
-        identity = await ls.features.identify(args.uri)
-        if identity is None:
+        documents = ls.features.documents
+        identity = await documents.identify(args.uri) if documents is not None else None
+        if documents is None or identity is None:
             raise invalid(f"{args.uri[:200]} is not a transcript document")
-        buffer = await asyncio.to_thread(engine.conversations.store.read, *identity)
+        buffer = await documents.saved_text(identity)
     await (await questions(ls)).respond_from_document(args.elicitation_id, buffer or "")
     return {}
