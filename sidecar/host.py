@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sidecar.kernel.options import EngineOptions
     from sidecar.lsp.editor_files import EditorFiles
-    from sidecar.lsp.notifier import Notifier
-    from sidecar.lsp.server import AcpLanguageServer, EngineHandle, LaunchConfig
+    from sidecar.lsp.server import AcpLanguageServer, EditorEvents, EngineHandle, LaunchConfig
 
 
 def build_server(launch: LaunchConfig) -> AcpLanguageServer:
@@ -30,7 +29,7 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     from sidecar.features.titles import lsp_titles  # noqa: F401
     from sidecar.lsp.app import build_server as build_lsp_server
 
-    server = build_lsp_server(launch, compose_engine)
+    server = build_lsp_server(launch, compose_engine, editor_events)
     # In this order: code actions are offered in it, within each place (lsp/features.py).
     server.features.add(ConversationLsp(server))
     server.features.add(EditsLsp(server))
@@ -39,9 +38,19 @@ def build_server(launch: LaunchConfig) -> AcpLanguageServer:
     return server
 
 
-def compose_engine(options: EngineOptions, editor: Notifier, files: EditorFiles) -> EngineHandle:
+def editor_events(server: AcpLanguageServer) -> EditorEvents:
+    """The engine's listener: the stream feature's notifier, telling the other features' LSP
+    sides through their hooks."""
+    from sidecar.features.stream.lsp_notifier import Notifier
+
+    return Notifier(server, server.tasks, server.status_diagnostic, server.features)
+
+
+def compose_engine(options: EngineOptions, editor: EditorEvents, files: EditorFiles) -> EngineHandle:
     """The kernel and the features' engine sides (`sidecar/engine.py`), imported at `initialized`:
     the editor's `initialize` is answered before the engine stack loads."""
     from sidecar.engine import Engine
+    from sidecar.features.stream.lsp_notifier import Notifier
 
+    assert isinstance(editor, Notifier)  # the listener editor_events made
     return Engine(options, editor, files)

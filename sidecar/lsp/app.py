@@ -22,7 +22,13 @@ from sidecar.lsp.code_actions import code_actions
 from sidecar.lsp.commands import CommandRunner
 from sidecar.lsp.documents import settle_document
 from sidecar.lsp.framing import HEADER_LINE_LIMIT, LspReader
-from sidecar.lsp.server import AcpLanguageServer, ComposeEngine, LaunchConfig, read_client_caps
+from sidecar.lsp.server import (
+    AcpLanguageServer,
+    ComposeEngine,
+    LaunchConfig,
+    MakeEditorEvents,
+    read_client_caps,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +39,10 @@ EXIT_EDITOR_GONE = 1
 EXIT_SIGNAL = 143
 
 
-def build_server(launch: LaunchConfig, compose: ComposeEngine) -> AcpLanguageServer:
-    """The shell with its LSP handlers; `compose` makes the engine side at `initialized`."""
-    server = AcpLanguageServer(launch, compose)
+def build_server(launch: LaunchConfig, compose: ComposeEngine, events: MakeEditorEvents) -> AcpLanguageServer:
+    """The shell with its LSP handlers; `events` makes the engine's listener, `compose` the
+    engine side at `initialized`."""
+    server = AcpLanguageServer(launch, compose, events)
     CommandRunner(server).register()
     _register_lifecycle(server)
     _register_documents(server)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from sidecar.features.edits.diff_apply import Fit, apply_diffs, by_path
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.files import read_text_if_exists
 from sidecar.lsp.edits import whole_file_edit
@@ -71,7 +70,7 @@ class EditorFiles:
         doc = self.document_for(path)
         if doc is not None:
             return doc.uri, doc.source
-        return path.as_uri(), await asyncio.to_thread(_read_if_file, path)
+        return path.as_uri(), await asyncio.to_thread(read_if_file, path)
 
     # ------------------------------------------------------------------ writing
     async def write_via_editor(self, path: Path, content: str) -> bool:
@@ -115,56 +114,6 @@ class EditorFiles:
             reason = getattr(result, "failure_reason", None) if result is not None else None
             raise EditFailed(f"the editor rejected the edit{': ' + reason if reason else ''}")
 
-    # ------------------------------------------------------------------ agent diffs
-    async def diff_edit(
-        self, path: str, diffs: Sequence[Mapping[str, Any]]
-    ) -> tuple[Fit, types.WorkspaceEdit | None]:
-        """How a tool call's diffs of one file fit its current text (open buffer first), and, for an
-        open document, the WorkspaceEdit that writes the result when they apply (`edits.diff_apply`).
-        A closed file gets no edit: the sidecar writes it (`apply_diffs`)."""
-        doc = self.document_for(Path(path))
-        current = doc.source if doc is not None else await asyncio.to_thread(_read_if_file, Path(path))
-        proposal = apply_diffs(current, diffs)
-        if proposal.fit is not Fit.APPLIES or proposal.text is None or doc is None:
-            return proposal.fit, None
-        caps = self.port.caps
-        edit = whole_file_edit(
-            doc.uri,
-            current,
-            proposal.text,
-            self.port.workspace,
-            document_changes=caps.document_changes,
-            create_ok=False,
-        )
-        return proposal.fit, edit
-
-    async def apply_diffs(self, diffs: list[JsonObj], write_closed: WriteClosed) -> bool:
-        """Apply each file's diffs not applied yet: an open document through the editor, a closed
-        file by `write_closed(path, expected, text)` (the sidecar's own write, only while the file
-        holds `expected`). False when one does not fit, is rejected or changed meanwhile."""
-        for path, group in by_path(diffs).items():
-            doc = self.document_for(Path(path))
-            if doc is None:
-                current = await asyncio.to_thread(_read_if_file, Path(path))
-                proposal = apply_diffs(current, group)
-                if proposal.fit is Fit.APPLIED:
-                    continue  # e.g. the agent wrote it already
-                if proposal.fit is not Fit.APPLIES or proposal.text is None:
-                    return False
-                if not await write_closed(path, current, proposal.text):
-                    return False
-                continue
-            fit, edit = await self.diff_edit(path, group)
-            if fit is Fit.APPLIED:
-                continue  # e.g. the agent wrote it, or the code action's own edit did
-            if edit is None:
-                return False
-            try:
-                await self.apply_edit(edit, "Apply agent edit")
-            except EditFailed:
-                return False
-        return True
-
     # ------------------------------------------------------------------ prompt context
     async def selection(self, uri: str, rng: types.Range | None) -> tuple[str, str | None]:
         """The text of `uri` (open buffer first), or of `rng` in it: (text, label like "lines 3-7")."""
@@ -176,7 +125,7 @@ class EditorFiles:
             if not path:
                 raise ValueError(f"uri {uri!r:.200} is not a file the sidecar can read")
             try:
-                found = await asyncio.to_thread(_read_if_file, Path(path))
+                found = await asyncio.to_thread(read_if_file, Path(path))
             except SidecarError as exc:
                 raise ValueError(exc.message) from None
             if found is None:
@@ -195,7 +144,7 @@ class EditorFiles:
         return source[start:end], f"lines {first_line + 1}-{last_line + 1}"
 
 
-def _read_if_file(path: Path) -> str | None:
+def read_if_file(path: Path) -> str | None:
     """The file's UTF-8 text, None when there is no file; a clear error (SidecarError) for what is
     not a readable regular UTF-8 file (never blocks on a FIFO, never replaces bytes silently)."""
     return read_text_if_exists(Path(os.path.realpath(path)))

@@ -26,7 +26,6 @@ from sidecar.lsp.diagnostic_sets import DiagnosticSets
 from sidecar.lsp.documents import SYNC_KIND
 from sidecar.lsp.editor_files import EditorFiles
 from sidecar.lsp.features import LspFeatures
-from sidecar.lsp.notifier import Notifier
 from sidecar.lsp.ports import ClientCaps
 from sidecar.lsp.protocol import AcpProtocol
 from sidecar.lsp.status_diagnostic import StatusDiagnostic
@@ -72,7 +71,19 @@ class EngineHandle(Protocol):
     def kill_agent_now(self) -> None: ...
 
 
-ComposeEngine = Callable[["EngineOptions", "Notifier", EditorFiles], EngineHandle]
+class EditorEvents(Protocol):
+    """What the shell holds of the engine's listener (the stream feature's notifier, which
+    host.py builds): the editor's log, what it tells at a stop, and a failed start."""
+
+    @property
+    def log_handler(self) -> logging.Handler: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+    def on_error(self, message: str) -> None: ...
+
+
+ComposeEngine = Callable[["EngineOptions", EditorEvents, EditorFiles], EngineHandle]
+MakeEditorEvents = Callable[["AcpLanguageServer"], EditorEvents]
 
 
 class NotInitialized(Exception):
@@ -99,7 +110,7 @@ def read_client_caps(caps: types.ClientCapabilities) -> ClientCaps:
 class AcpLanguageServer(LanguageServer):
     protocol: AcpProtocol
 
-    def __init__(self, launch: LaunchConfig, compose: ComposeEngine) -> None:
+    def __init__(self, launch: LaunchConfig, compose: ComposeEngine, events: MakeEditorEvents) -> None:
         super().__init__(
             "acp-sidecar", __version__, text_document_sync_kind=SYNC_KIND, protocol_cls=AcpProtocol
         )
@@ -122,7 +133,7 @@ class AcpLanguageServer(LanguageServer):
         self.status_diagnostic = StatusDiagnostic(self, self.diagnostics)
         # The features' LSP sides, added by the composition root (host.py) in order.
         self.features = LspFeatures()
-        self.notifier = Notifier(self, self.tasks, self.status_diagnostic, self.features)
+        self.notifier = events(self)
         self._engine_task: asyncio.Task[Any] | None = None
         self._engine_ready = asyncio.Event()
         self._stop_lock = asyncio.Lock()
@@ -350,7 +361,7 @@ class AcpLanguageServer(LanguageServer):
         async with self._stop_lock:
             if self.stopping and self._engine_task is None:
                 return
-            self.notifier.coalescer.flush()
+            self.notifier.flush()
             if self.engine is not None:
                 try:
                     await asyncio.wait_for(self.engine.shutdown(), ENGINE_STOP_WAIT)

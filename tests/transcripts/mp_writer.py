@@ -18,9 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from sidecar.features.conversation import appending, files, locked_document
+from sidecar.features.conversation import appending, locked_document
 from sidecar.features.conversation.render import Renderer
 from sidecar.features.conversation.store import TranscriptStore
+from sidecar.kernel import state_files as files
 
 AGENT, SESSION = "mp-agent", "shared-session"
 

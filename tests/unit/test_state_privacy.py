@@ -119,7 +119,7 @@ def test_a_state_dir_of_another_user_is_refused_never_tightened(
     someone else. Nothing is tightened, nothing is written there."""
     import os
 
-    from sidecar.features.conversation.files import private_dir
+    from sidecar.kernel.state_files import private_dir
     from sidecar.state_dir import secure_state_dir
 
     state = tmp_path / "state"
@@ -148,7 +148,7 @@ def test_a_state_dir_of_another_user_is_refused_never_tightened(
 def test_a_state_subdir_of_another_user_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from sidecar.features.conversation.files import private_dir
+    from sidecar.kernel.state_files import private_dir
     from sidecar.state_dir import secure_state_dir
 
     state = tmp_path / "state"

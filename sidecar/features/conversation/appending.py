@@ -14,7 +14,6 @@ from collections import Counter
 
 from sidecar.features.conversation.document import TRIM_NOTE, separator_for
 from sidecar.features.conversation.elements import HEADINGS
-from sidecar.features.conversation.files import write_all
 from sidecar.features.conversation.layout import bridge, trim_head
 from sidecar.features.conversation.locked_document import (
     AREA_BYTES,
@@ -27,6 +26,7 @@ from sidecar.features.conversation.locked_document import (
     encode_layout,
 )
 from sidecar.features.conversation.model import Anchor, AnchoredEdit, Batch, DocumentChange
+from sidecar.kernel.state_files import write_all
 
 __all__ = ["append_batch", "fits"]
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sidecar.features.conversation.document import PROMPT_AREA, header_text, parse_identity, title_line
-from sidecar.features.conversation.files import Locked, read_all, remove_stale_temp, write_all
 from sidecar.features.conversation.index import ItemIndex
 from sidecar.features.conversation.layout import Layout, decode_prefix, parse_layout
 from sidecar.features.conversation.model import Anchor, AnchoredEdit, DocumentChange
 from sidecar.kernel.pieces import find_question
+from sidecar.kernel.state_files import Locked, read_all, remove_stale_temp, write_all
 
 __all__ = [
     "AREA_BYTES",

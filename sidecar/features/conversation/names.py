@@ -7,39 +7,17 @@ that was changed or cut gets ``-`` and a short hash of the original, so two ids 
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from sidecar.features.conversation.document import parse_identity
+from sidecar.kernel.state_files import MAX_NAME, safe_name
 
-__all__ = ["TranscriptPaths", "safe_name"]
+__all__ = ["MAX_NAME", "TranscriptPaths", "safe_name"]
 
 SUFFIX = ".md"
-MAX_NAME = 80  # characters before the hash; file names stay far below the usual 255-byte limit
-_HASH_CHARS = 12
-# The identity line names ids exactly (percent-encoded): long ids make it long.
 _HEAD_BYTES = 256 * 1024
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-# A name that already looks like "something-<hash>" gets a hash too: the mapping stays one to one.
-_LOOKS_HASHED = re.compile(rf"-[0-9a-f]{{{_HASH_CHARS}}}\Z")
-
-
-def safe_name(raw: str) -> str:
-    """A file name (without suffix) for an untrusted id; see the module doc."""
-    name = _UNSAFE.sub("_", raw)
-    if name.startswith("."):
-        name = "_" + name[1:]
-    changed = name != raw or not name or _LOOKS_HASHED.search(name) is not None
-    if len(name) > MAX_NAME:
-        name = name[:MAX_NAME]
-        changed = True
-    if changed:
-        digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
-        name = f"{name}-{digest}" if name else digest
-    return name
 
 
 class TranscriptPaths:

@@ -25,12 +25,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from sidecar.features.conversation.appending import append_batch
-from sidecar.features.conversation.files import Locked, locked_file, private_dir, read_shared
 from sidecar.features.conversation.index import ItemIndex
 from sidecar.features.conversation.layout import decode_prefix, parse_layout
 from sidecar.features.conversation.locked_document import Known, LockedDocument, StoreState
 from sidecar.features.conversation.model import Batch, DocumentChange
 from sidecar.features.conversation.names import TranscriptPaths
+from sidecar.kernel.state_files import Locked, locked_file, private_dir, read_shared
 
 __all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
 

@@ -16,10 +16,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from sidecar.features.conversation.files import locked_file, private_dir, read_shared
-from sidecar.features.conversation.names import safe_name
 from sidecar.features.edits.agent_changes import AgentChanges, Hunk, lines_of
 from sidecar.kernel.files import read_text_if_exists
+from sidecar.kernel.state_files import locked_file, private_dir, read_shared, safe_name
 
 log = logging.getLogger(__name__)
 

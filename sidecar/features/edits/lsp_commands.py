@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from sidecar.features.edits.lsp_diff_edits import apply_agent_diffs
 from sidecar.features.edits.lsp_feature import EditsLsp
 from sidecar.lsp.commands import command, invalid
 from sidecar.lsp.server import AcpLanguageServer
@@ -33,7 +34,7 @@ async def edit_apply(ls: AcpLanguageServer, args: a.EditApply) -> Any:
     async def write_closed(path: str, expected: str | None, text: str) -> bool:
         return await fs.write_closed_file(session_id, path, expected, text)
 
-    return {"applied": await ls.files.apply_diffs(diffs, write_closed)}
+    return {"applied": await apply_agent_diffs(ls.files, diffs, write_closed)}
 
 
 @command("acp.edit.proposals", "EditApply")

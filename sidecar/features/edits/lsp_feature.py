@@ -14,6 +14,7 @@ from pygls.uris import to_fs_path
 
 from sidecar.features.edits.diff_apply import by_path
 from sidecar.features.edits.lsp_change_diagnostics import AgentChangeDiagnostics
+from sidecar.features.edits.lsp_diff_edits import diff_edit
 from sidecar.features.edits.lsp_follow_agent import FollowAgent
 from sidecar.features.edits.lsp_permissions import PermissionPrompts
 from sidecar.features.edits.lsp_proposals import Proposals
@@ -108,7 +109,7 @@ class EditsLsp(LspFeature):
             files_changed = by_path(diffs)
             if ls.caps.code_action_literals and len(files_changed) == 1:
                 [(path, group)] = files_changed.items()
-                preview = (await ls.files.diff_edit(path, group))[1]
+                preview = (await diff_edit(ls.files, path, group))[1]
             command = types.Command(
                 title=f"Apply agent edit: {title}",
                 command="acp.edit.apply",

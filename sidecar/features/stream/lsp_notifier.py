@@ -1,14 +1,15 @@
-"""Engine events to LSP messages: `acp/*` notifications, progress, messages, the editor's log.
+"""The stream feature's LSP side: the engine's events to the editor, `acp/*` notifications,
+progress and messages (host.py builds it; the shell holds it as its `EditorEvents`).
 
-`Notifier` is the engine's `EngineListener`. It is called synchronously and in
-order; text chunks go through the coalescer, everything else flushes it first.
+`Notifier` is the engine's `EngineListener`. It is called synchronously and in order; text
+chunks go through the coalescer, everything else flushes it first. What concerns another
+feature's LSP side goes to it through its hooks (`LspFeature`): a permission, a question, a
+document change, the fields and the follow-up of an update.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -17,6 +18,7 @@ from sidecar.features.stream.coalesce import Coalescer
 from sidecar.features.stream.lsp_live_events import LiveEvents
 from sidecar.features.stream.lsp_progress import AgentStartProgress, TurnProgress
 from sidecar.kernel.turns import no_answer
+from sidecar.lsp.editor_log import EditorLog, EditorLogHandler
 from sidecar.tasks import OwnedTasks
 
 if TYPE_CHECKING:
@@ -27,37 +29,6 @@ if TYPE_CHECKING:
     from sidecar.lsp.status_diagnostic import StatusDiagnostic
 
 JsonObj = dict[str, Any]
-
-_LOG_TYPES = {
-    "error": types.MessageType.Error,
-    "warning": types.MessageType.Warning,
-    "info": types.MessageType.Info,
-    "agent": types.MessageType.Log,
-    "debug": types.MessageType.Log,
-}
-STDERR_LINES_PER_SECOND = 200
-LOG_LINE_MAX = 2_000
-
-
-class EditorLogHandler(logging.Handler):
-    """The sidecar's own warnings and errors, also shown in the editor's log (window/logMessage)."""
-
-    def __init__(self, notifier: Notifier) -> None:
-        super().__init__(logging.WARNING)
-        self.notifier = notifier
-        self._busy = False
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self._busy or record.name.startswith("pygls"):
-            return  # pygls logs its own sends: forwarding those would recurse
-        self._busy = True
-        try:
-            level = "error" if record.levelno >= logging.ERROR else "warning"
-            self.notifier.on_log(level, f"[sidecar] {record.getMessage()}")
-        except Exception:
-            self.handleError(record)
-        finally:
-            self._busy = False
 
 
 class Notifier:
@@ -83,12 +54,14 @@ class Notifier:
         self.starting = AgentStartProgress(port, tasks, lambda: self.port.caps.progress)
         self._tasks = tasks
         self._status_diagnostic = status_diagnostic
-        self._log_window = 0.0
-        self._log_count = 0
-        self._log_dropped = 0
+        self.log = EditorLog(port)
         self._last_title: dict[str, str | None] = {}
         self._progress_session: dict[str, str] = {}  # running turn's progress -> its session
-        self.log_handler = EditorLogHandler(self)
+        self.log_handler = EditorLogHandler(self.log.on_log)
+
+    def flush(self) -> None:
+        """What the coalescer holds goes out now (before the engine stops)."""
+        self.coalescer.flush()
 
     def close(self) -> None:
         self.coalescer.close()
@@ -196,25 +169,7 @@ class Notifier:
             feature.elicitation(elicitation, state, answer)
 
     def on_log(self, level: str, message: str) -> None:
-        if self.port.stopping:
-            return
-        if level == "agent":
-            now = time.monotonic()
-            if now - self._log_window >= 1.0:
-                if self._log_dropped:
-                    self._log(types.MessageType.Log, f"[agent] ({self._log_dropped} stderr lines not shown)")
-                self._log_window, self._log_count, self._log_dropped = now, 0, 0
-            self._log_count += 1
-            if self._log_count > STDERR_LINES_PER_SECOND:
-                self._log_dropped += 1
-                return
-            message = f"[agent] {message}"
-        self._log(_LOG_TYPES.get(level, types.MessageType.Log), message)
-
-    def _log(self, kind: types.MessageType, message: str) -> None:
-        if len(message) > LOG_LINE_MAX:
-            message = message[:LOG_LINE_MAX] + "…"
-        self.port.log_message(kind, message)
+        self.log.on_log(level, message)
 
     def on_error(self, message: str) -> None:
         # After a start progress's end: Helix writes that end into the message line too.

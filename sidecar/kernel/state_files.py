@@ -1,11 +1,15 @@
-"""Private files that several processes share: modes, locks, atomic replacement, durability."""
+"""Private state files that several processes share: modes, locks, atomic replacement,
+durability, and safe file names for untrusted ids. The conversation documents and the edits'
+change store both keep their files this way."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import fcntl
+import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,12 +17,14 @@ from pathlib import Path
 from sidecar.state_dir import refuse_foreign
 
 __all__ = [
+    "MAX_NAME",
     "Locked",
     "locked_file",
     "private_dir",
     "read_all",
     "read_shared",
     "remove_stale_temp",
+    "safe_name",
     "write_all",
 ]
 
@@ -194,3 +200,27 @@ def fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# ---------------------------------------------------------------------- names
+MAX_NAME = 80  # characters before the hash; file names stay far below the usual 255-byte limit
+_HASH_CHARS = 12
+# The identity line names ids exactly (percent-encoded): long ids make it long.
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+# A name that already looks like "something-<hash>" gets a hash too: the mapping stays one to one.
+_LOOKS_HASHED = re.compile(rf"-[0-9a-f]{{{_HASH_CHARS}}}\Z")
+
+
+def safe_name(raw: str) -> str:
+    """A file name (without suffix) for an untrusted id; see the module doc."""
+    name = _UNSAFE.sub("_", raw)
+    if name.startswith("."):
+        name = "_" + name[1:]
+    changed = name != raw or not name or _LOOKS_HASHED.search(name) is not None
+    if len(name) > MAX_NAME:
+        name = name[:MAX_NAME]
+        changed = True
+    if changed:
+        digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+        name = f"{name}-{digest}" if name else digest
+    return name
