@@ -167,7 +167,7 @@ def _build(args: argparse.Namespace) -> AcpLanguageServer:
         env_agent=os.environ.get("ACP_SIDECAR_AGENT") or None,
         request_timeout=_seconds("ACP_SIDECAR_REQUEST_TIMEOUT_MS", 60.0),
         cancel_timeout=_seconds("ACP_SIDECAR_CANCEL_TIMEOUT_MS", 10.0),
-        transcript_interval=_seconds("ACP_SIDECAR_TRANSCRIPT_INTERVAL_MS", 0.25),
+        conversation_interval=_seconds("ACP_SIDECAR_TRANSCRIPT_INTERVAL_MS", 0.25),
         client_process_id=args.client_process_id,
         log_file=str(Path(args.log_file).expanduser()) if args.log_file else None,
     )

@@ -46,7 +46,7 @@ class AgentView:
 
 
 def build_status(
-    agent: AgentView, session: Session | None, title: str | None, transcript_uri: str | None = None
+    agent: AgentView, session: Session | None, title: str | None, conversation_uri: str | None = None
 ) -> JsonObj:
     if agent.state in ("ready", "stopped"):
         # A stopped agent (not used yet, or stopped idle) starts on the next use: nothing is wrong.
@@ -85,7 +85,7 @@ def build_status(
         "models": _choices(session.model_choices) if session else None,
         "commands": _commands(session.commands) if session else None,
         "usage": usage,
-        "transcriptUri": transcript_uri if session else None,
+        "transcriptUri": conversation_uri if session else None,
         "text": sanitize_text(" · ".join(str(p) for p in parts), STATUS_TEXT_LENGTH),
     }
 

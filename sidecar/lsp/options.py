@@ -20,7 +20,7 @@ RenameFallback = Literal["keep_local", "revert"]
 ChangeSeverity = Literal["hint", "information"]
 TimeoutMs = NewType("TimeoutMs", int)
 TitleLength = NewType("TitleLength", int)
-TranscriptBytes = NewType("TranscriptBytes", int)
+ConversationBytes = NewType("ConversationBytes", int)
 IdleSeconds = NewType("IdleSeconds", int)
 RawAgents = NewType("RawAgents", dict[str, Any])  # checked entry by entry (`_check_agents`)
 
@@ -77,8 +77,8 @@ class NotifyOptions:
 class TranscriptOptions:
     # Read and checked here; the transcript documents that use them are issue 12's.
     show_on_prompt: bool = attrs.field(default=True, alias="showOnPrompt", metadata=_expect("true or false"))
-    max_bytes: TranscriptBytes = attrs.field(
-        default=TranscriptBytes(4 << 20),
+    max_bytes: ConversationBytes = attrs.field(
+        default=ConversationBytes(4 << 20),
         alias="maxBytes",
         metadata=_expect("an integer from 65536 to 268435456"),
     )
@@ -141,7 +141,7 @@ def _int_in(low: int, high: int) -> Any:
 _converter = make_converter(forbid_extra_keys=True)
 _converter.register_structure_hook(TimeoutMs, _int_in(1, 86_400_000))
 _converter.register_structure_hook(TitleLength, _int_in(8, 10_000))
-_converter.register_structure_hook(TranscriptBytes, _int_in(65_536, 268_435_456))
+_converter.register_structure_hook(ConversationBytes, _int_in(65_536, 268_435_456))
 _converter.register_structure_hook(IdleSeconds, _int_in(0, 604_800))
 
 

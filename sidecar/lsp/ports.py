@@ -104,7 +104,7 @@ class ChangesPort(DiagnosticsPort, Cleaning, Protocol):
     def session_title(self, session_id: str) -> str: ...
 
 
-class TranscriptPort(EditorPort, Stopping, Protocol):
+class ConversationPort(EditorPort, Stopping, Protocol):
     """Open transcript documents: their buffers, edits to them, showing one."""
 
     def show_document(self, uri: str) -> Awaitable[types.ShowDocumentResult | None]:

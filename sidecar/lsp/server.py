@@ -50,7 +50,7 @@ class LaunchConfig(NamedTuple):
     env_agent: str | None
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
-    transcript_interval: float = 0.25  # seconds between two edits of a streaming transcript
+    conversation_interval: float = 0.25  # seconds between two edits of a streaming transcript
     client_process_id: int | None = None
     log_file: str | None = None
 
@@ -300,11 +300,11 @@ class AcpLanguageServer(LanguageServer):
             rename_timeout_ms=opts.rename.timeout_ms,
             rename_fallback=opts.rename.fallback,
             titles_max_length=opts.titles.max_length,
-            transcript_max_bytes=opts.transcript.max_bytes,
+            conversation_max_bytes=opts.transcript.max_bytes,
             elicitation_timeout=opts.elicitation.timeout_ms / 1000,
             request_timeout=self.launch.request_timeout,
             cancel_timeout=self.launch.cancel_timeout,
-            transcript_interval=self.launch.transcript_interval,
+            conversation_interval=self.launch.conversation_interval,
             agent_cwd=next(iter(self.folder_paths()), None),
             log_hint=self.log_hint(),
         )

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.features.conversation.api import TranscriptStore, locate_prompt_area
-from sidecar.features.conversation.names import TranscriptPaths
+from sidecar.features.conversation.api import ConversationStore, locate_prompt_area
+from sidecar.features.conversation.names import ConversationPaths
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_transcripts import conversation, transcript_path, turn_ends, wait_file, well_formed
@@ -38,7 +38,7 @@ async def logged(ed: Editor, pred: Callable[[str], bool], timeout: float = 10) -
 
 async def settled_keys(state_dir: Path, session_id: str, total: int, timeout: float = 10) -> Counter[str]:
     """The session's index once it counts `total` items (it is saved right after the text)."""
-    store = TranscriptStore(state_dir)
+    store = ConversationStore(state_dir)
     deadline = asyncio.get_running_loop().time() + timeout
     while (keys := store.keys(DEMO, session_id)).total() < total:
         assert asyncio.get_running_loop().time() < deadline, f"the index holds {keys}"
@@ -47,7 +47,7 @@ async def settled_keys(state_dir: Path, session_id: str, total: int, timeout: fl
 
 
 def index_of(state_dir: Path, session_id: str) -> Path:
-    return TranscriptPaths(state_dir / "transcripts").keys_file(DEMO, session_id)
+    return ConversationPaths(state_dir / "transcripts").keys_file(DEMO, session_id)
 
 
 async def test_a_fifo_planted_as_the_index_blocks_nothing(workspace: Path, state_dir: Path) -> None:
@@ -151,6 +151,6 @@ async def test_an_index_the_disk_refuses_repeats_nothing_and_loses_nothing(
     assert body.count("c0 c1 c2 ") == 4 and body.count("_Turn ended") == 6, body
     # One key per item the document holds: six prompts (all different), four answers "c0 c1 c2"
     # and two "c0 c1" (an answer's key is its text).
-    after = TranscriptStore(state_dir).keys(DEMO, sid)
+    after = ConversationStore(state_dir).keys(DEMO, sid)
     assert sorted(after.values()) == [1, 1, 1, 1, 1, 1, 2, 4], after
     assert sum((after - before).values()) == 10

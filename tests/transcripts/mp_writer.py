@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sidecar.features.conversation import appending, locked_document
 from sidecar.features.conversation.render import Renderer
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 from sidecar.kernel import state_files as files
 
 AGENT, SESSION = "mp-agent", "shared-session"
@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
         locked_document.write_all = slow_write_all  # type: ignore[assignment]
     state, worker, count = Path(argv[1]), int(argv[2]), int(argv[3])
     go, max_bytes, payload = Path(argv[4]), int(argv[5]), int(argv[6])
-    store = TranscriptStore(state, max_bytes=max_bytes, durable=True)
+    store = ConversationStore(state, max_bytes=max_bytes, durable=True)
     deadline = time.monotonic() + 60
     while not go.exists():
         if time.monotonic() > deadline:

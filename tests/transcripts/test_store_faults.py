@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from sidecar.features.conversation.model import Batch
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 from tests.unit.transcripts.helpers import agent, assert_well_formed, renderer
 
 AGENT, SESSION = "demo", "sess-1"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> TranscriptStore:
-    return TranscriptStore(tmp_path / "state", durable=False)
+def store(tmp_path: Path) -> ConversationStore:
+    return ConversationStore(tmp_path / "state", durable=False)
 
 
 def turn(text: str, answer: str) -> Batch:
@@ -48,13 +48,13 @@ def file_size_limit(limit: int) -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
-def text_of(store: TranscriptStore) -> str:
+def text_of(store: ConversationStore) -> str:
     text = store.read(AGENT, SESSION)
     assert text is not None
     return text
 
 
-def test_an_append_the_disk_cuts_short_is_written_once_on_retry(store: TranscriptStore) -> None:
+def test_an_append_the_disk_cuts_short_is_written_once_on_retry(store: ConversationStore) -> None:
     store.append(AGENT, SESSION, turn("first prompt", "first answer"))
     size = store.path(AGENT, SESSION).stat().st_size
     batch = turn("second prompt", "a long answer " * 200)
@@ -71,7 +71,7 @@ def test_an_append_the_disk_cuts_short_is_written_once_on_retry(store: Transcrip
 
 
 def test_a_new_document_the_disk_cuts_short_is_written_whole_on_retry(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "state", durable=False)
+    store = ConversationStore(tmp_path / "state", durable=False)
     store.ensure(AGENT, "other")  # the directories exist: only the document's write fails
     batch = turn("only prompt", "an answer " * 300)
     with file_size_limit(300), pytest.raises(OSError):
@@ -83,7 +83,7 @@ def test_a_new_document_the_disk_cuts_short_is_written_whole_on_retry(tmp_path: 
     assert text.count("only prompt") == 1 and text.count("an answer ") == 300
 
 
-def test_an_index_that_cannot_be_written_repeats_and_loses_nothing(store: TranscriptStore) -> None:
+def test_an_index_that_cannot_be_written_repeats_and_loses_nothing(store: ConversationStore) -> None:
     store.append(AGENT, SESSION, turn("before", "answer 0"))
     index = store.paths.keys_file(AGENT, SESSION)
     index.unlink()
@@ -103,13 +103,13 @@ def test_an_index_that_cannot_be_written_repeats_and_loses_nothing(store: Transc
     # The file holds the keys missing since the failure and the new ones, once each.
     lines = index.read_text().splitlines()
     assert len(lines) == len(set(lines)) == 8
-    fresh = TranscriptStore(store.state_dir, durable=False)
+    fresh = ConversationStore(store.state_dir, durable=False)
     assert sum(fresh.keys(AGENT, SESSION).values()) == 8
 
 
 @pytest.mark.parametrize("kind", ["fifo", "fifo with a reader", "symlink", "socket"])
 def test_a_special_file_as_the_index_is_moved_aside_and_never_waited_on(
-    store: TranscriptStore, kind: str
+    store: ConversationStore, kind: str
 ) -> None:
     store.append(AGENT, SESSION, turn("before", "answer 0"))
     index = store.paths.keys_file(AGENT, SESSION)
@@ -137,7 +137,7 @@ def test_a_special_file_as_the_index_is_moved_aside_and_never_waited_on(
 
     def work() -> None:
         store.append(AGENT, SESSION, turn("after", "answer 1"))
-        fresh = TranscriptStore(store.state_dir, durable=False)  # another sidecar, later
+        fresh = ConversationStore(store.state_dir, durable=False)  # another sidecar, later
         fresh.append(AGENT, SESSION, turn("again", "answer 2"))
         done.set()
 
@@ -155,11 +155,11 @@ def test_a_special_file_as_the_index_is_moved_aside_and_never_waited_on(
     moved = [p for p in index.parent.iterdir() if p.name.startswith(f"{index.name}.moved-")]
     assert len(moved) == 1 and not stat.S_ISREG(os.lstat(moved[0]).st_mode)
     # The store that knew the index wrote what it knew into the new one: a replay still merges.
-    assert TranscriptStore(store.state_dir).keys(AGENT, SESSION) >= known
+    assert ConversationStore(store.state_dir).keys(AGENT, SESSION) >= known
     assert sum(store.keys(AGENT, SESSION).values()) == 6
 
 
-def test_a_fifo_as_the_document_is_refused_at_once(store: TranscriptStore) -> None:
+def test_a_fifo_as_the_document_is_refused_at_once(store: ConversationStore) -> None:
     path = store.path(AGENT, SESSION)
     path.parent.mkdir(parents=True)
     os.mkfifo(path, 0o600)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 from tests.unit.transcripts.helpers import assert_well_formed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +54,7 @@ def test_four_processes_append_to_one_session(tmp_path: Path) -> None:
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-    text = TranscriptStore(tmp_path).read(AGENT, SESSION)
+    text = ConversationStore(tmp_path).read(AGENT, SESSION)
     assert text is not None
     assert_well_formed(text)
     for w in range(workers):
@@ -75,7 +75,7 @@ def test_killed_writers_never_damage_earlier_content(tmp_path: Path) -> None:
     go.touch()
     committed: list[str] = []
     sizes: dict[str, int] = {}
-    store = TranscriptStore(tmp_path)
+    store = ConversationStore(tmp_path)
     kills = repairs = rewrites = 0
     for round_number in range(12):
         # A small bound makes some appends whole rewrites (trims) as well.
@@ -112,7 +112,7 @@ def test_killed_writers_never_damage_earlier_content(tmp_path: Path) -> None:
         # a temp file (a whole rewrite, which left the document as it was).
         folder = store.path(AGENT, SESSION).parent
         temp_files = [p for p in folder.iterdir() if p.suffix == ".tmp"]
-        if TranscriptStore(tmp_path).ensure(AGENT, SESSION) is not None:
+        if ConversationStore(tmp_path).ensure(AGENT, SESSION) is not None:
             repairs += 1
         rewrites += bool(temp_files)
         assert not [p for p in folder.iterdir() if p.suffix == ".tmp"]

@@ -389,7 +389,7 @@ class Recorder:
     def on_error(self, message: str) -> None:
         self.events.append(("error", message))
 
-    def on_transcript_change(
+    def on_conversation_change(
         self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
     ) -> None:
         self.events.append(("transcript", (session_id, uri, change)))

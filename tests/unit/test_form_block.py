@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sidecar.features.conversation.api import (
     PROMPT_AREA,
     Batch,
-    TranscriptStore,
+    ConversationStore,
     carry_answers,
     questions_in,
     resync,
@@ -197,7 +197,7 @@ def test_the_store_replaces_the_block_and_an_editor_buffer_follows(
     loop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     asked = question(loop, FORM)
-    store = TranscriptStore(tmp_path, durable=False)
+    store = ConversationStore(tmp_path, durable=False)
     store.append("agent", "s", Batch(text="## Agent\n\n" + block(asked)))
     store.append("agent", "s", Batch(text="\nafter the question\n"))
     before = store.read("agent", "s")

@@ -19,15 +19,15 @@ import pytest
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from sidecar.features.conversation.api import Batch, DocumentChange, TranscriptStore
-from sidecar.features.conversation.lsp_documents import TranscriptDocs
+from sidecar.features.conversation.api import Batch, ConversationStore, DocumentChange
+from sidecar.features.conversation.lsp_documents import ConversationDocs
 from sidecar.tasks import OwnedTasks
 from tests.lsp.buffers import apply_lsp_edits
 
 AGENT, SESSION = "demo", "s-1"
 
 
-class HeldStore(TranscriptStore):
+class HeldStore(ConversationStore):
     """A store whose next read waits, once asked to, until released."""
 
     def __init__(self, state_dir: Path) -> None:
@@ -55,7 +55,7 @@ class Port:
         self.caps = SimpleNamespace(apply_edit=True, anchored_view=False, document_changes=True)
         self.stopping = False
         self.request_timeout = 5.0
-        self.docs: TranscriptDocs | None = None
+        self.docs: ConversationDocs | None = None
 
     async def apply_workspace_edit(self, params: types.ApplyWorkspaceEditParams) -> Any:
         changes = params.edit.document_changes
@@ -82,7 +82,7 @@ async def test_a_write_just_before_the_resync_read_is_not_shown_twice(tmp_path: 
     assert opened is not None
     port = Port(uri, opened)
     tasks = OwnedTasks("test")
-    docs = TranscriptDocs(port, tasks, lambda: store, interval=0.0)  # type: ignore[arg-type]
+    docs = ConversationDocs(port, tasks, lambda: store, interval=0.0)  # type: ignore[arg-type]
     port.docs = docs
     try:
         store.hold = True

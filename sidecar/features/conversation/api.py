@@ -25,7 +25,7 @@ from sidecar.features.conversation.model import (
 )
 from sidecar.features.conversation.names import safe_name
 from sidecar.features.conversation.render import Renderer
-from sidecar.features.conversation.store import DEFAULT_MAX_BYTES, TranscriptStore
+from sidecar.features.conversation.store import DEFAULT_MAX_BYTES, ConversationStore
 from sidecar.kernel.pieces import Question, carry_answers, find_question, questions_in
 from sidecar.kernel.prompts import context_meta, rename_title
 from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
@@ -37,6 +37,7 @@ __all__ = [
     "Anchor",
     "AnchoredEdit",
     "Batch",
+    "ConversationStore",
     "DocumentChange",
     "PromptArea",
     "Question",
@@ -44,7 +45,6 @@ __all__ = [
     "ReplayCursor",
     "ReplayItem",
     "TextEdit",
-    "TranscriptStore",
     "apply_edits",
     "carry_answers",
     "clear_prompt",

@@ -3,16 +3,16 @@
 The composition root subscribes these methods to the kernel's events (`Engine._subscribe`): a
 session was opened, a prompt sent, an update arrived (live or replayed), a turn ended, the mode,
 model or title changed. Each session's `Renderer` turns that into Markdown and the
-`TranscriptStore` appends it to the session's file.
+`ConversationStore` appends it to the session's file.
 
 Rendering hostile text and file I/O can be slow (seconds for megabytes of agent text on a loaded
 machine), so the event loop only queues what happened; one worker thread does the rendering and
 the writing, in the order things happened, for every session. A session's queue is flushed within
-the interval (`EngineOptions.transcript_interval`, 0.25 s by default) while it is busy,
+the interval (`EngineOptions.conversation_interval`, 0.25 s by default) while it is busy,
 and at once at a turn end or replay end and after a big chunk (`BIG_CHUNK`, once per interval).
 A replayed history is held while the agent sends it (at most `REPLAY_HOLD`): the load's answer
 does not wait for the interpreter the rendering takes, and the history is written after it.
-Each change a flush makes goes to `events.on_transcript_change` (`at_once` for such a flush): an
+Each change a flush makes goes to `events.on_conversation_change` (`at_once` for such a flush): an
 open editor buffer follows the file (at once when `at_once`).
 """
 
@@ -24,7 +24,7 @@ import logging
 import time
 from typing import Any
 
-from sidecar.features.conversation.api import DocumentChange, Renderer, TranscriptStore
+from sidecar.features.conversation.api import ConversationStore, DocumentChange, Renderer
 from sidecar.features.conversation.operations import (
     AfterRendered,
     Conversation,
@@ -70,8 +70,8 @@ class Conversations:
 
     def __init__(self, ctx: EngineContext, title_of: TitleOf, events: ConversationEvents) -> None:
         options = ctx.options
-        self.store = TranscriptStore(
-            options.state_dir, max_bytes=options.transcript_max_bytes, durable=options.transcripts_durable
+        self.store = ConversationStore(
+            options.state_dir, max_bytes=options.conversation_max_bytes, durable=options.conversations_durable
         )
         self._events = events
         self._spawn = ctx.spawn
@@ -81,7 +81,7 @@ class Conversations:
         # from exiting once `aclose` gave up waiting for it.
         self._executor = DaemonWorker("transcripts")
         self._by_session: dict[str, Conversation] = {}
-        self._interval = options.transcript_interval
+        self._interval = options.conversation_interval
         self._reported_at = float("-inf")
         # Retitles of documents no conversation here writes, by (agent, session): a burst (a
         # reconcile changing thousands of records) is one worker job, not a task and a job each.
@@ -445,7 +445,7 @@ class Conversations:
 
     def _deliver(self, session_id: str, uri: str, outcome: Outcome, at_once: bool = False) -> None:
         for change in outcome.changes:
-            self._events.on_transcript_change(session_id, uri, change, at_once)
+            self._events.on_conversation_change(session_id, uri, change, at_once)
         for notice in outcome.notices:
             self._events.on_log("warning", f"transcript of session {session_id}: {notice}")
         if outcome.problems:

@@ -1,6 +1,6 @@
 """Transcript documents open in the editor follow their file (docs/protocol.md, "Transcript documents").
 
-The engine reports every change it makes to a transcript file (`on_transcript_change`). While the
+The engine reports every change it makes to a transcript file (`on_conversation_change`). While the
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
 never touched. One edit is in flight per document and edits are at least `interval` apart
@@ -34,9 +34,9 @@ from sidecar.tasks import OwnedTasks
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from sidecar.features.conversation.api import DocumentChange, TextEdit, TranscriptStore
+    from sidecar.features.conversation.api import ConversationStore, DocumentChange, TextEdit
     from sidecar.kernel.kernel import Kernel
-    from sidecar.lsp.ports import TranscriptPort
+    from sidecar.lsp.ports import ConversationPort
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +75,14 @@ class _Open:
     synced: int = 0  # the store's serial of the text the buffer was last compared with
 
 
-class TranscriptDocs:
+class ConversationDocs:
     """The transcript documents open in the editor (see the module doc)."""
 
     def __init__(
         self,
-        port: TranscriptPort,
+        port: ConversationPort,
         tasks: OwnedTasks,
-        store: Callable[[], TranscriptStore | None],
+        store: Callable[[], ConversationStore | None],
         interval: float = MIN_INTERVAL,
     ) -> None:
         self.port = port

@@ -14,11 +14,11 @@ from lsprotocol import types
 
 from sidecar.features.conversation import lsp_navigation as navigation
 from sidecar.features.conversation.lsp_completion import TRIGGERS, PromptCompletion
-from sidecar.features.conversation.lsp_documents import TranscriptDocs
+from sidecar.features.conversation.lsp_documents import ConversationDocs
 from sidecar.lsp.features import ActionContext, Actions, LspFeature, Place
 
 if TYPE_CHECKING:
-    from sidecar.features.conversation.api import TranscriptStore
+    from sidecar.features.conversation.api import ConversationStore
     from sidecar.kernel.kernel import Kernel
     from sidecar.lsp.server import AcpLanguageServer
 
@@ -30,14 +30,14 @@ log = logging.getLogger(__name__)
 class ConversationLsp(LspFeature):
     def __init__(self, server: AcpLanguageServer) -> None:
         self._kernel: Kernel | None = None
-        self.docs = TranscriptDocs(server, server.tasks, self._store, server.launch.transcript_interval)
+        self.docs = ConversationDocs(server, server.tasks, self._store, server.launch.conversation_interval)
         server.features.documents = self
         _register_navigation(server)
 
     def started(self, kernel: Kernel) -> None:
         self._kernel = kernel
 
-    def _store(self) -> TranscriptStore | None:
+    def _store(self) -> ConversationStore | None:
         if self._kernel is None:
             return None
         from sidecar.features.conversation.feature import Documents

@@ -83,7 +83,7 @@ class DocumentChange:
     `edits` are relative to the document before the write (non-overlapping); when the change
     cannot be told that way (someone else wrote in between, a repair), `document` is the whole new
     document instead. `serial` orders this process's writes of the document (see
-    :meth:`TranscriptStore.snapshot`): a text read at serial N already holds changes up to N.
+    :meth:`ConversationStore.snapshot`): a text read at serial N already holds changes up to N.
     """
 
     path: Path

@@ -14,13 +14,13 @@ from urllib.parse import unquote, urlparse
 from sidecar.features.conversation.document import parse_identity
 from sidecar.kernel.state_files import MAX_NAME, safe_name
 
-__all__ = ["MAX_NAME", "TranscriptPaths", "safe_name"]
+__all__ = ["MAX_NAME", "ConversationPaths", "safe_name"]
 
 SUFFIX = ".md"
 _HEAD_BYTES = 256 * 1024
 
 
-class TranscriptPaths:
+class ConversationPaths:
     """Maps (agent, session) to a document path under ``root`` and back."""
 
     def __init__(self, root: Path) -> None:

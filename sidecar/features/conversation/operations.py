@@ -22,7 +22,7 @@ TitleOf = Callable[[str], str | None]
 
 
 class ConversationEvents(Protocol):
-    def on_transcript_change(
+    def on_conversation_change(
         self, session_id: str, uri: str, change: DocumentChange, at_once: bool = False
     ) -> None: ...
     def on_log(self, level: str, message: str) -> None: ...

@@ -2,7 +2,7 @@
 
 The engine calls :meth:`Renderer.prompt` when a prompt turn starts, :meth:`Renderer.update` with
 every ``session/update``, :meth:`Renderer.turn_ended` when a turn ends, and :meth:`Renderer.take`
-when it flushes: the returned :class:`~.model.Batch` goes to :meth:`TranscriptStore.append`.
+when it flushes: the returned :class:`~.model.Batch` goes to :meth:`ConversationStore.append`.
 
 Live text streams: an agent message is written as its chunks arrive (the start of each line is held
 back until the escaper knows whether it needs a backslash). Between :meth:`begin_replay` and

@@ -29,10 +29,10 @@ from sidecar.features.conversation.index import ItemIndex
 from sidecar.features.conversation.layout import decode_prefix, parse_layout
 from sidecar.features.conversation.locked_document import Known, LockedDocument, StoreState
 from sidecar.features.conversation.model import Batch, DocumentChange
-from sidecar.features.conversation.names import TranscriptPaths
+from sidecar.features.conversation.names import ConversationPaths
 from sidecar.kernel.state_files import Locked, locked_file, private_dir, read_shared
 
-__all__ = ["DEFAULT_MAX_BYTES", "TranscriptStore"]
+__all__ = ["DEFAULT_MAX_BYTES", "ConversationStore"]
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 MIN_MAX_BYTES = 4096
@@ -41,7 +41,7 @@ MIN_MAX_BYTES = 4096
 CEILING_BYTES = 64 * 1024 * 1024
 
 
-class TranscriptStore:
+class ConversationStore:
     """The transcript documents under ``STATE/transcripts`` (see the module doc)."""
 
     def __init__(
@@ -56,7 +56,7 @@ class TranscriptStore:
             raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}, got {max_bytes}")
         self.state_dir = Path(state_dir)
         self.root = self.state_dir / "transcripts"
-        self.paths = TranscriptPaths(self.root)
+        self.paths = ConversationPaths(self.root)
         self._state = StoreState(durable, max_bytes, max(ceiling, max_bytes), ItemIndex(durable))
         self._guard = threading.Lock()
         self._path_locks: dict[Path, threading.Lock] = {}

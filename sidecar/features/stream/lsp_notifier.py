@@ -175,7 +175,7 @@ class Notifier:
         # After a start progress's end: Helix writes that end into the message line too.
         self.starting.after_end(lambda: self.port.show_message(types.MessageType.Error, message))
 
-    def on_transcript_change(self, session_id: str, uri: str, change: Any, at_once: bool = False) -> None:
+    def on_conversation_change(self, session_id: str, uri: str, change: Any, at_once: bool = False) -> None:
         for feature in self._features.all:
             feature.document_changed(uri, change, at_once)
 

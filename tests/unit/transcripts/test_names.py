@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidecar.features.conversation.names import MAX_NAME, TranscriptPaths, safe_name
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.names import MAX_NAME, ConversationPaths, safe_name
+from sidecar.features.conversation.store import ConversationStore
 
 
 def test_plain_ids_stay_readable() -> None:
@@ -38,14 +38,14 @@ def test_a_name_that_looks_hashed_gets_its_own_hash() -> None:
 
 
 def test_paths_stay_under_the_root(tmp_path: Path) -> None:
-    paths = TranscriptPaths(tmp_path / "transcripts")
+    paths = ConversationPaths(tmp_path / "transcripts")
     for agent, session in [("..", ".."), ("/abs", "../../x"), ("a", "b/../../c")]:
         path = paths.document(agent, session)
         assert path.parent.parent == tmp_path / "transcripts"
 
 
 def test_identify_finds_our_documents_only(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path)
+    store = ConversationStore(tmp_path)
     store.ensure("agent one", "sess/../1", "T")
     path = store.path("agent one", "sess/../1")
     assert store.identify(path) == ("agent one", "sess/../1")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sidecar.features.conversation.render import Renderer
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 from sidecar.kernel.prompts import rename_prompt_text as rename_prompt
 
 from .helpers import agent, assert_well_formed, renderer, user_block
@@ -35,7 +35,7 @@ HISTORY = [
 MORE = [turn([{"type": "text", "text": "One more thing"}], None, ["Sure: ", "done"], "t9")]
 
 
-def live(store: TranscriptStore, turns: list[JsonObj], r: Renderer | None = None) -> None:
+def live(store: ConversationStore, turns: list[JsonObj], r: Renderer | None = None) -> None:
     """Turns as the engine renders them live (prompt, streamed chunks, tool updates, turn end)."""
     r = r or renderer()
     for index, t in enumerate(turns):
@@ -77,13 +77,13 @@ def replay_updates(turns: list[JsonObj]) -> list[JsonObj]:
     return updates
 
 
-def flush(store: TranscriptStore, r: Renderer) -> None:
+def flush(store: ConversationStore, r: Renderer) -> None:
     batch = r.take()
     if batch is not None:
         store.append(AGENT, SESSION, batch)
 
 
-def load(store: TranscriptStore, turns: list[JsonObj], chunked: bool = False, every: int = 3) -> None:
+def load(store: ConversationStore, turns: list[JsonObj], chunked: bool = False, every: int = 3) -> None:
     """A new sidecar loads the session: begin_replay, the replayed updates, end_replay (flushed
     every `every` updates when `chunked`)."""
     r = renderer()
@@ -97,18 +97,18 @@ def load(store: TranscriptStore, turns: list[JsonObj], chunked: bool = False, ev
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> TranscriptStore:
-    return TranscriptStore(tmp_path, durable=False)
+def store(tmp_path: Path) -> ConversationStore:
+    return ConversationStore(tmp_path, durable=False)
 
 
-def document(store: TranscriptStore) -> str:
+def document(store: ConversationStore) -> str:
     text = store.read(AGENT, SESSION)
     assert text is not None
     return text
 
 
 @pytest.mark.parametrize("chunked", [False, True])
-def test_load_after_our_own_live_session_adds_nothing(store: TranscriptStore, chunked: bool) -> None:
+def test_load_after_our_own_live_session_adds_nothing(store: ConversationStore, chunked: bool) -> None:
     live(store, HISTORY)
     before = document(store)
     assert before.count("_Renamed to “Fix auth”_") == 1 and "Rename this session" not in before
@@ -118,7 +118,7 @@ def test_load_after_our_own_live_session_adds_nothing(store: TranscriptStore, ch
 
 
 @pytest.mark.parametrize("chunked", [False, True])
-def test_load_of_a_session_without_transcript_writes_it_once(store: TranscriptStore, chunked: bool) -> None:
+def test_load_of_a_session_without_transcript_writes_it_once(store: ConversationStore, chunked: bool) -> None:
     load(store, HISTORY, chunked)
     text = document(store)
     assert text.count("Fix the bug") == 1
@@ -133,7 +133,7 @@ def test_load_of_a_session_without_transcript_writes_it_once(store: TranscriptSt
     assert document(store) == text
 
 
-def test_load_after_the_session_went_on_elsewhere_appends_only_the_new_part(store: TranscriptStore) -> None:
+def test_load_after_the_session_went_on_elsewhere_appends_only_the_new_part(store: ConversationStore) -> None:
     live(store, HISTORY)
     before = document(store)
     load(store, HISTORY + MORE)
@@ -149,7 +149,7 @@ def test_load_after_the_session_went_on_elsewhere_appends_only_the_new_part(stor
     assert document(store) == after
 
 
-def test_a_repeated_message_is_kept_as_often_as_it_was_said(store: TranscriptStore) -> None:
+def test_a_repeated_message_is_kept_as_often_as_it_was_said(store: ConversationStore) -> None:
     same = [turn([{"type": "text", "text": "ok"}], None, ["ok"], None)]
     live(store, same * 2)
     load(store, same * 3)  # one more "ok" exchange happened elsewhere
@@ -157,7 +157,7 @@ def test_a_repeated_message_is_kept_as_often_as_it_was_said(store: TranscriptSto
 
 
 def test_two_sidecars_replaying_at_once_add_the_history_once(tmp_path: Path) -> None:
-    first, second = (TranscriptStore(tmp_path, durable=False) for _ in range(2))
+    first, second = (ConversationStore(tmp_path, durable=False) for _ in range(2))
     r1, r2 = renderer(), renderer()
     r1.begin_replay()
     r2.begin_replay()
@@ -179,10 +179,10 @@ def test_two_sidecars_replaying_at_once_add_the_history_once(tmp_path: Path) -> 
     assert_well_formed(text)
 
 
-def test_resume_without_replay_keeps_the_stored_history(store: TranscriptStore) -> None:
+def test_resume_without_replay_keeps_the_stored_history(store: ConversationStore) -> None:
     live(store, HISTORY)
     before = document(store)
-    fresh = TranscriptStore(store.state_dir, durable=False)  # a restarted sidecar resumes
+    fresh = ConversationStore(store.state_dir, durable=False)  # a restarted sidecar resumes
     assert fresh.ensure(AGENT, SESSION, "Fix auth") is None
     assert document(fresh) == before
     live(fresh, MORE)
@@ -192,7 +192,7 @@ def test_resume_without_replay_keeps_the_stored_history(store: TranscriptStore) 
     assert_well_formed(after)
 
 
-def test_whitespace_around_a_message_does_not_make_it_new(store: TranscriptStore) -> None:
+def test_whitespace_around_a_message_does_not_make_it_new(store: ConversationStore) -> None:
     r = renderer()
     r.prompt([{"type": "text", "text": "q"}])
     for piece in ["\n", "  Answer", " text", "\n\n"]:
@@ -213,7 +213,7 @@ def test_live_history_still_open_when_a_replay_begins_is_not_doubled_by_it(tmp_p
     """An agent that sends a session's history as live updates (on resume), and later replays it
     (session/load after a restart): the last message was still open, so it lands in the same
     batch as the replay that repeats it."""
-    store = TranscriptStore(tmp_path, durable=False)
+    store = ConversationStore(tmp_path, durable=False)
     history = [
         user_block({"type": "text", "text": "an old question"}),
         agent("an old answer"),
@@ -255,7 +255,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     cuts: list[object] = []
     find = layout._known_heading_cut
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: cuts.append(find(*args)) or cuts[-1])
-    known = TranscriptStore(tmp_path / "known", max_bytes=16 * 1024, durable=False)
+    known = ConversationStore(tmp_path / "known", max_bytes=16 * 1024, durable=False)
     live(known, history[:before])
     load(known, history, chunked=every > 0, every=every)
     text = known.read(AGENT, SESSION)
@@ -263,7 +263,7 @@ def test_a_replay_far_over_the_bound_is_cut_at_a_section_heading_as_a_scan_would
     assert cuts and all(cut is not None for cut in cuts)  # every trim was cut at a known heading
 
     monkeypatch.setattr(layout, "_known_heading_cut", lambda *args: None)
-    scanned = TranscriptStore(tmp_path / "scanned", max_bytes=16 * 1024, durable=False)
+    scanned = ConversationStore(tmp_path / "scanned", max_bytes=16 * 1024, durable=False)
     live(scanned, history[:before])
     load(scanned, history, chunked=every > 0, every=every)
     assert scanned.read(AGENT, SESSION) == text

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sidecar.features.conversation.appending import fits
 from sidecar.features.conversation.document import PROMPT_AREA, TRIM_NOTE, apply_edits, prompt_text, resync
 from sidecar.features.conversation.model import Batch, DocumentChange
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 
 from .helpers import agent, assert_well_formed, renderer, user
 
@@ -26,7 +26,7 @@ class Editor:
     """An editor buffer kept equal to the document by mirroring every change, as the LSP layer
     will (with the user typing in the prompt area meanwhile)."""
 
-    def __init__(self, store: TranscriptStore) -> None:
+    def __init__(self, store: ConversationStore) -> None:
         self.store = store
         text = store.read(AGENT, SESSION)
         assert text is not None
@@ -49,8 +49,8 @@ class Editor:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> TranscriptStore:
-    return TranscriptStore(tmp_path / "state", durable=False)
+def store(tmp_path: Path) -> ConversationStore:
+    return ConversationStore(tmp_path / "state", durable=False)
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def umask() -> Iterator[None]:
     os.umask(old)
 
 
-def append_turn(store: TranscriptStore, text: str, answer: str) -> DocumentChange | None:
+def append_turn(store: ConversationStore, text: str, answer: str) -> DocumentChange | None:
     r = renderer()
     r.prompt([{"type": "text", "text": text}])
     r.update(agent(answer))
@@ -73,7 +73,7 @@ def append_turn(store: TranscriptStore, text: str, answer: str) -> DocumentChang
 @pytest.mark.parametrize("mask", [0o022, 0o000, 0o077, 0o277])
 def test_files_and_directories_are_private_whatever_the_umask(tmp_path: Path, mask: int, umask: None) -> None:
     os.umask(mask)
-    store = TranscriptStore(tmp_path / "state", durable=False)
+    store = ConversationStore(tmp_path / "state", durable=False)
     path = store.path(AGENT, SESSION)
 
     def assert_private() -> None:
@@ -88,7 +88,7 @@ def test_files_and_directories_are_private_whatever_the_umask(tmp_path: Path, ma
     assert_private()
 
 
-def test_a_new_document_is_header_and_prompt_area(store: TranscriptStore) -> None:
+def test_a_new_document_is_header_and_prompt_area(store: ConversationStore) -> None:
     change = store.ensure(AGENT, SESSION, "Fix auth")
     assert change is not None and change.created
     text = store.read(AGENT, SESSION)
@@ -99,7 +99,7 @@ def test_a_new_document_is_header_and_prompt_area(store: TranscriptStore) -> Non
     assert_well_formed(text)
 
 
-def test_appends_go_above_the_prompt_area_and_the_editor_follows(store: TranscriptStore) -> None:
+def test_appends_go_above_the_prompt_area_and_the_editor_follows(store: ConversationStore) -> None:
     store.ensure(AGENT, SESSION, "T")
     editor = Editor(store)
     typed = "my next prompt, half written"
@@ -125,7 +125,7 @@ def test_appends_go_above_the_prompt_area_and_the_editor_follows(store: Transcri
     assert_well_formed(text)
 
 
-def test_title_changes_rewrite_the_first_line(store: TranscriptStore) -> None:
+def test_title_changes_rewrite_the_first_line(store: ConversationStore) -> None:
     append_turn(store, "a", "b")
     editor = Editor(store)
     change = store.set_title(AGENT, SESSION, "New # title")
@@ -140,7 +140,7 @@ def test_title_changes_rewrite_the_first_line(store: TranscriptStore) -> None:
 
 def test_the_bound_trims_the_head_and_leaves_a_marker(tmp_path: Path) -> None:
     bound = 64 * 1024
-    store = TranscriptStore(tmp_path, max_bytes=bound, durable=False)
+    store = ConversationStore(tmp_path, max_bytes=bound, durable=False)
     store.ensure(AGENT, SESSION, "T")
     editor = Editor(store)
     for turn in range(200):
@@ -160,7 +160,7 @@ def test_the_bound_trims_the_head_and_leaves_a_marker(tmp_path: Path) -> None:
 def test_a_ten_megabyte_hostile_message_cannot_pass_the_ceiling(tmp_path: Path) -> None:
     # The current turn is kept whole over the bound, up to the ceiling: beyond, it is trimmed too.
     bound = 4 * 1024 * 1024
-    store = TranscriptStore(tmp_path, max_bytes=1024 * 1024, ceiling=bound, durable=False)
+    store = ConversationStore(tmp_path, max_bytes=1024 * 1024, ceiling=bound, durable=False)
     r = renderer()
     r.prompt([{"type": "text", "text": "go"}])
     hostile = ("# fake heading\n```\n<!--\n---\n\x1b[31m\x00" + "A" * 200 + "\n") * (10_000_000 // 230)
@@ -182,7 +182,7 @@ def test_a_ten_megabyte_hostile_message_cannot_pass_the_ceiling(tmp_path: Path) 
 
 
 def test_a_single_batch_over_the_ceiling_is_trimmed_before_it_lands(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path, max_bytes=32768, ceiling=65536, durable=False)
+    store = ConversationStore(tmp_path, max_bytes=32768, ceiling=65536, durable=False)
     batch = Batch(text="## Agent\n\n" + "word " * 100_000 + "\n", keys=["a:" + "0" * 24])
     store.append(AGENT, SESSION, batch)
     text = store.read(AGENT, SESSION)
@@ -192,7 +192,7 @@ def test_a_single_batch_over_the_ceiling_is_trimmed_before_it_lands(tmp_path: Pa
 
 def test_the_current_answer_is_kept_whole_and_older_turns_are_trimmed_first(tmp_path: Path) -> None:
     bound = 1024 * 1024
-    store = TranscriptStore(tmp_path, max_bytes=bound, durable=False)
+    store = ConversationStore(tmp_path, max_bytes=bound, durable=False)
     for index in range(3):
         append_turn(store, f"question {index}", f"answer {index} " + "older words " * 30_000)
     r = renderer()
@@ -220,7 +220,7 @@ def test_the_current_answer_is_kept_whole_and_older_turns_are_trimmed_first(tmp_
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_a_torn_write_never_loses_earlier_content(store: TranscriptStore, seed: int) -> None:
+def test_a_torn_write_never_loses_earlier_content(store: ConversationStore, seed: int) -> None:
     rng = random.Random(seed)
     append_turn(store, "first", "the first answer\n```\ncode")
     path = store.path(AGENT, SESSION)
@@ -231,7 +231,7 @@ def test_a_torn_write_never_loses_earlier_content(store: TranscriptStore, seed: 
     # A crash in the middle of the second append: the file is cut somewhere in what it wrote.
     cut = rng.randrange(body_end - 2, len(after))
     path.write_bytes(after[:cut])
-    fresh = TranscriptStore(store.state_dir, durable=False)  # another process, after the crash
+    fresh = ConversationStore(store.state_dir, durable=False)  # another process, after the crash
     change = fresh.ensure(AGENT, SESSION)
     text = fresh.read(AGENT, SESSION)
     assert text is not None
@@ -244,14 +244,14 @@ def test_a_torn_write_never_loses_earlier_content(store: TranscriptStore, seed: 
     assert_well_formed(text)
 
 
-def test_a_document_cut_inside_a_code_block_is_closed(store: TranscriptStore) -> None:
+def test_a_document_cut_inside_a_code_block_is_closed(store: ConversationStore) -> None:
     store.ensure(AGENT, SESSION, "T")
     r = renderer()
     r.update(agent("Code:\n```py\n# still code\n"))
     batch = r.take()
     assert batch is not None
     store.append(AGENT, SESSION, batch)  # the sidecar dies here, mid-block
-    fresh = TranscriptStore(store.state_dir, durable=False)
+    fresh = ConversationStore(store.state_dir, durable=False)
     r2 = renderer()
     r2.prompt([{"type": "text", "text": "next"}])
     batch = r2.take()
@@ -263,14 +263,14 @@ def test_a_document_cut_inside_a_code_block_is_closed(store: TranscriptStore) ->
     assert "# still code\n```\n" in text
 
 
-def test_a_torn_write_inside_a_code_block_is_closed_and_given_its_area(store: TranscriptStore) -> None:
+def test_a_torn_write_inside_a_code_block_is_closed_and_given_its_area(store: ConversationStore) -> None:
     store.ensure(AGENT, SESSION, "T")
     path = store.path(AGENT, SESSION)
     text = path.read_text()
     header = text[: text.index("---\n\n## Your prompt")]
     # What a writer killed between cutting the file and writing its tail leaves behind.
     path.write_text(header + "## Agent\n\nCode:\n```py\n# still code\n---\n\n## Your pr")
-    change = TranscriptStore(store.state_dir, durable=False).ensure(AGENT, SESSION)
+    change = ConversationStore(store.state_dir, durable=False).ensure(AGENT, SESSION)
     assert change is not None
     repaired = store.read(AGENT, SESSION)
     assert repaired is not None
@@ -281,7 +281,7 @@ def test_a_torn_write_inside_a_code_block_is_closed_and_given_its_area(store: Tr
 
 def test_two_writers_alternating_mid_message(tmp_path: Path) -> None:
     """Two sidecars on one state dir, each inside a code block, appending in turn."""
-    stores = [TranscriptStore(tmp_path, durable=False) for _ in range(2)]
+    stores = [ConversationStore(tmp_path, durable=False) for _ in range(2)]
     renderers = [renderer(), renderer()]
     for step in range(12):
         who = step % 2
@@ -303,7 +303,7 @@ def test_two_writers_alternating_mid_message(tmp_path: Path) -> None:
     assert_well_formed(text)
 
 
-def test_the_file_prompt_area_is_kept_and_can_be_cleared(store: TranscriptStore) -> None:
+def test_the_file_prompt_area_is_kept_and_can_be_cleared(store: ConversationStore) -> None:
     append_turn(store, "q", "a")
     path = store.path(AGENT, SESSION)
     path.write_text(path.read_text() + "saved by the editor\n")  # an editor saved a typed prompt
@@ -315,7 +315,7 @@ def test_the_file_prompt_area_is_kept_and_can_be_cleared(store: TranscriptStore)
     assert text is not None and text.endswith(PROMPT_AREA) and "q2" in text
 
 
-def test_user_text_in_the_area_of_the_buffer_survives_many_appends(store: TranscriptStore) -> None:
+def test_user_text_in_the_area_of_the_buffer_survives_many_appends(store: ConversationStore) -> None:
     store.ensure(AGENT, SESSION, "T")
     editor = Editor(store)
     r = renderer()
@@ -337,7 +337,7 @@ def test_user_text_in_the_area_of_the_buffer_survives_many_appends(store: Transc
     assert editor.fallbacks == 0
 
 
-def test_a_user_message_outside_a_turn_and_keys_are_recorded(store: TranscriptStore) -> None:
+def test_a_user_message_outside_a_turn_and_keys_are_recorded(store: ConversationStore) -> None:
     r = renderer()
     r.update(user("from another client"))
     r.update(agent("answer"))
@@ -358,7 +358,7 @@ def test_a_user_message_outside_a_turn_and_keys_are_recorded(store: TranscriptSt
     ("first", "rest"), [("canned ", "and deterministic\n"), ("\n```py\nfoo = ba", "r()\nmore\n```\n")]
 )
 def test_a_rewrite_between_two_batches_of_one_message_keeps_it_whole(
-    store: TranscriptStore, operation: str, first: str, rest: str
+    store: ConversationStore, operation: str, first: str, rest: str
 ) -> None:
     """A title change (or a cleared prompt area) that lands while a message streams, between two
     of its batches, must not break the line (or the code block) it is in."""
@@ -393,8 +393,8 @@ def test_a_read_never_sees_half_an_append(tmp_path: Path) -> None:
     buffers with) waits for a write under way, so it always sees a whole document."""
     import threading
 
-    store = TranscriptStore(tmp_path / "state", durable=False)
-    reader_store = TranscriptStore(tmp_path / "state", durable=False)  # as another thread or process
+    store = ConversationStore(tmp_path / "state", durable=False)
+    reader_store = ConversationStore(tmp_path / "state", durable=False)  # as another thread or process
     store.ensure(AGENT, SESSION)
     done = threading.Event()
     torn: list[str] = []

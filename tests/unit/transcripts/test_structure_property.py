@@ -17,7 +17,7 @@ from sidecar.features.conversation.blocks import MarkdownEscaper
 from sidecar.features.conversation.clean import TextCleaner
 from sidecar.features.conversation.document import MARKER, PROMPT_AREA, header_text, separator_for
 from sidecar.features.conversation.render import Renderer
-from sidecar.features.conversation.store import TranscriptStore
+from sidecar.features.conversation.store import ConversationStore
 
 from .helpers import FIXED, assert_well_formed
 from .markdown_structure import PARSERS, prompt_area_ok, structure
@@ -142,7 +142,7 @@ def test_the_file_is_well_formed_after_every_append(
     tmp_path_factory: pytest.TempPathFactory, agent_texts: list[str], cuts: list[int]
 ) -> None:
     """Also while an agent streams: the prompt area is never inside an unfinished code block."""
-    store = TranscriptStore(tmp_path_factory.mktemp("state"), durable=False)
+    store = ConversationStore(tmp_path_factory.mktemp("state"), durable=False)
     renderer = Renderer()
     renderer.prompt([{"type": "text", "text": "go"}])
     for index, text in enumerate(agent_texts):
