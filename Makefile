@@ -38,8 +38,11 @@ typecheck: $(STAMP)
 
 # Workers for the full suite (pytest-xdist); PYTEST_WORKERS=0 runs it in one process.
 PYTEST_WORKERS ?= 3
+# Tests marked `alone` time the sidecar's answers (100 ms bounds): they run after the others,
+# one at a time, so that no other test's load is what they measure.
 pytest: setup
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not alone"
+	$(BIN)/pytest -q -m alone
 
 smoke: $(STAMP)
 	@if [ -f $(SMOKE) ]; then $(BIN)/python $(SMOKE) --sidecar $(BIN)/acp-sidecar; \

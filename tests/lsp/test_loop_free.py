@@ -13,9 +13,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.lsp.editor import Editor, open_editor
 from tests.lsp.test_commands import expect_error
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
+
+# Timed: run after the parallel tests, one at a time (make pytest), so no other test's load is
+# what is measured.
+pytestmark = pytest.mark.alone
 
 LIMIT = 0.1  # seconds for one acp.status answer, asked while the heavy work runs
 
