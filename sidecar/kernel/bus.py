@@ -54,10 +54,6 @@ class UpdateRouted(msgspec.Struct, frozen=True):
     def replay(self) -> bool:
         return self.routed.replay
 
-    @property
-    def tool_call(self) -> JsonObj | None:
-        return self.routed.tool_call
-
 
 @dataclass(frozen=True)
 class SessionOpened:

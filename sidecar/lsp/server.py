@@ -227,7 +227,8 @@ class AcpLanguageServer(LanguageServer):
         return title or "ACP agent"
 
     def buffer(self, uri: str) -> str | None:
-        """The editor's text of `uri` right now, when it is open (no I/O)."""
+        """The editor's text of `uri` right now, when it is open (no I/O): the workspace has it from
+        the didOpen on, before a feature has identified the document (a conversation's)."""
         found = self.workspace.text_documents.get(unquote(uri))
         return found.source if found is not None else None
 

@@ -153,12 +153,6 @@ class ConversationDocs:
         """Whether the document the store names `key` is open in the editor."""
         return key in self._open
 
-    def buffer(self, uri: str) -> str | None:
-        """The editor's text of `uri` right now, when it is open (no I/O). The workspace has it
-        from the didOpen on, before the document is identified as a transcript (`opened`)."""
-        text_doc = self._text_document(uri)
-        return text_doc.source if text_doc is not None else None
-
     def _text_document(self, uri: str) -> TextDocument | None:
         found: TextDocument | None = self.port.workspace.text_documents.get(unquote(uri))
         return found
