@@ -3,7 +3,7 @@
 Each feature's LSP modules register their commands when imported here, before the server lists
 them in its `initialize` answer; each feature's LSP side (`LspFeature`) is added once, in the
 order the shell asks them for code actions and tells them what happens. The kernel and the
-features' engine sides are composed in `sidecar/engine.py` at `initialized`, and each LSP side
+features' engine sides are composed in `sidecar/composition.py` at `initialized`, and each LSP side
 is handed the kernel then (`LspFeature.started`).
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from sidecar.kernel.kernel import Kernel
     from sidecar.kernel.options import EngineOptions
     from sidecar.lsp.editor_files import EditorFiles
-    from sidecar.lsp.server import AcpLanguageServer, EditorEvents, EngineHandle, LaunchConfig
+    from sidecar.lsp.server import AcpLanguageServer, EditorEvents, LaunchConfig
 
 
 def build_server(launch: LaunchConfig) -> AcpLanguageServer:
@@ -46,11 +47,11 @@ def editor_events(server: AcpLanguageServer) -> EditorEvents:
     return Notifier(server, server.tasks, server.status_diagnostic, server.features)
 
 
-def compose_engine(options: EngineOptions, editor: EditorEvents, files: EditorFiles) -> EngineHandle:
-    """The kernel and the features' engine sides (`sidecar/engine.py`), imported at `initialized`:
-    the editor's `initialize` is answered before the engine stack loads."""
-    from sidecar.engine import Engine
+def compose_engine(options: EngineOptions, editor: EditorEvents, files: EditorFiles) -> Kernel:
+    """The kernel and the features' engine sides (`sidecar/composition.py`), imported at
+    `initialized`: the editor's `initialize` is answered before the engine stack loads."""
+    from sidecar.composition import compose
     from sidecar.features.stream.lsp_notifier import Notifier
 
     assert isinstance(editor, Notifier)  # the listener editor_events made
-    return Engine(options, editor, files)
+    return compose(options, editor, files)

@@ -31,6 +31,11 @@ MAX_LIST_PAGES = 10_000
 TERMINAL_METHODS = frozenset(
     ("terminal/create", "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release")
 )
+# What an agent may ask of us (the capabilities `initialize` offers); anything else is -32601.
+CLIENT_REQUESTS = (
+    frozenset(("session/request_permission", "fs/read_text_file", "fs/write_text_file", "elicitation/create"))
+    | TERMINAL_METHODS
+)
 # Session ids longer than this are refused (agents use UUIDs): a session's transcript document
 # names its id exactly in its header, and the header must stay small enough to identify it.
 MAX_SESSION_ID_CHARS = 1024
@@ -51,15 +56,12 @@ def too_long(length: int) -> str:
 
 
 class ClientHandler(Protocol):
-    """What the layer above answers for the agent. Updates arrive in order."""
+    """What the layer above answers for the agent: one dispatch table, by method. Only the
+    methods of CLIENT_REQUESTS and CLIENT_NOTIFICATIONS reach it, their params an object (and a
+    `session/update`'s shape checked); notifications arrive in order."""
 
-    def on_session_update(self, params: JsonObj) -> None: ...
-    async def request_permission(self, params: JsonObj) -> JsonObj: ...
-    async def read_text_file(self, params: JsonObj) -> JsonObj: ...
-    async def write_text_file(self, params: JsonObj) -> JsonObj: ...
-    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj: ...
-    async def create_elicitation(self, params: JsonObj) -> JsonObj: ...
-    def complete_elicitation(self, params: JsonObj) -> None: ...
+    def notify(self, method: str, params: JsonObj) -> None: ...
+    async def request(self, method: str, params: JsonObj) -> JsonObj: ...
 
 
 @dataclass
@@ -229,11 +231,11 @@ class AcpClient:
                 and isinstance(params.get("sessionId"), str)
                 and isinstance(params.get("update"), dict)
             ):
-                self.handler.on_session_update(params)
+                self.handler.notify(method, params)
             else:
                 log.warning("dropped a malformed session/update: %.300r", params)
         elif method == "elicitation/complete" and isinstance(params, dict):
-            self.handler.complete_elicitation(params)
+            self.handler.notify(method, params)
         else:
             self._ignore(method)
 
@@ -250,16 +252,8 @@ class AcpClient:
     async def _on_request(self, method: str, params: Any) -> Any:
         if not isinstance(params, dict):
             raise InvalidParams(f"{method}: params must be an object")
-        if method == "session/request_permission":
-            return await self.handler.request_permission(params)
-        if method == "fs/read_text_file":
-            return await self.handler.read_text_file(params)
-        if method == "fs/write_text_file":
-            return await self.handler.write_text_file(params)
-        if method in TERMINAL_METHODS:
-            return await self.handler.terminal_request(method, params)
-        if method == "elicitation/create":
-            return await self.handler.create_elicitation(params)
+        if method in CLIENT_REQUESTS:
+            return await self.handler.request(method, params)
         raise MethodNotFound(method)
 
     # ------------------------------------------------------------------ methods

@@ -5,7 +5,7 @@ Several agents sit behind one sidecar (`EngineOptions.agent_specs`). Each has it
 `agent_idle_stop` seconds without a turn) and its own identity, the key its titles and
 transcripts are stored under. Every session belongs to one agent (`owner`); a command on a
 session goes to that agent, and an agent's requests and updates reach only its own sessions
-(`AgentSide`).
+(`AgentRequests` in kernel.py).
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 
 The parts that decide (the session registry, the turn queue, titling, the agent supervisor)
 publish what happened; the side paths (the transcript documents, titles, reviewed edits, the
-status, the editor) subscribe to it in `Engine._subscribe`, the one place that says who reacts to
-what. Delivery is synchronous, in publication order, and to each subscriber in the order it
-subscribed: an event is handled completely before the publisher goes on. A subscriber that raises
-is reported and the others still get the event.
+status, the editor) subscribe to it in `subscribe` (`sidecar/composition.py`), the one place
+that says who reacts to what. Delivery is synchronous, in publication order, and to each
+subscriber in the order it subscribed: an event is handled completely before the publisher goes
+on. A subscriber that raises is reported and the others still get the event.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 The bus, the owned tasks, the configured agents and their supervisors, the session registry,
 the turn queue, the session config, the status, the worker for heavy work off the event loop
 (`worker.py`), and the table of the agent's requests that the
-features answer. A feature is added by the composition root (`sidecar/host.py`) with one call:
-it takes what it needs of the kernel, subscribes to the bus, registers the agent's requests it
-answers and, where it keeps something the kernel's parts ask for, fills a port
-(`SessionCatalog`, `document_uri`). Nothing here imports a feature (docs/architecture.md).
+features answer. A feature is added by the composition (`sidecar/composition.py`) with one call:
+it takes what it needs of the kernel, registers the agent's requests it answers and its steps of
+the start and the shutdown and, where it keeps something the kernel's parts ask for, fills a
+port (`SessionCatalog`, `document_uri`); who reacts to what is the composition's one table.
+Nothing here imports a feature (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sidecar.acp import AcpClient
@@ -43,7 +45,7 @@ from sidecar.kernel.session_config import SessionConfig
 from sidecar.kernel.sessions import Sessions
 from sidecar.kernel.status import StatusReporter, build_status
 from sidecar.kernel.turn_queue import TurnQueue
-from sidecar.kernel.updates import Update, read_update
+from sidecar.kernel.updates import Update
 from sidecar.kernel.worker import Worker
 from sidecar.tasks import OwnedTasks
 
@@ -52,6 +54,10 @@ log = logging.getLogger(__name__)
 JsonObj = dict[str, Any]
 F = TypeVar("F")
 
+# Seconds a feature's pending writes (titles, the agent's changes) get at shutdown, before the
+# agents stop.
+SAVE_BEFORE_STOP_WAIT = 3.0
+
 # An agent->client request a feature answers: its params (and, for the requests that need it, the
 # configured agent's name) -> the result.
 RequestHandler = Callable[[JsonObj, str], Awaitable[JsonObj]]
@@ -59,15 +65,19 @@ NotificationHandler = Callable[[JsonObj, str], None]
 
 
 class AgentRequests:
-    """The one table of the agent's requests to the client: which feature answers each method.
+    """The one table of what the agents ask of the client: which part answers each method.
 
     `session/update` is the kernel's own (the registry routes it); the rest are registered by
-    the features that answer them. A method nobody registered is answered -32601.
+    the features that answer them. A method nobody registered is answered -32601. An agent's
+    request about another agent's session is refused, and its notification dropped, before any
+    part looks: an agent never sees, nor writes into, another agent's session.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, owner: Mapping[str, str], on_log: Callable[[str, str], None]) -> None:
         self.requests: dict[str, RequestHandler] = {}
         self.notifications: dict[str, NotificationHandler] = {}
+        self._owner = owner
+        self._log = on_log
 
     def answer(self, method: str, handler: RequestHandler) -> None:
         if method in self.requests:
@@ -79,67 +89,44 @@ class AgentRequests:
             raise ValueError(f"{method} is heard already")
         self.notifications[method] = handler
 
+    def of(self, agent: str) -> AgentDoor:
+        """The table as the agent's ACP client sees it (its `ClientHandler`)."""
+        return AgentDoor(self, agent)
+
+    def _foreign(self, params: JsonObj, agent: str) -> bool:
+        held = self._owner.get(params.get("sessionId"))  # type: ignore[arg-type]
+        return held is not None and held != agent
+
     async def request(self, method: str, params: JsonObj, agent: str) -> JsonObj:
+        if self._foreign(params, agent):
+            raise SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
         handler = self.requests.get(method)
         if handler is None:
             raise SidecarError(METHOD_NOT_FOUND, f"method not found: {method}")
         return await handler(params, agent)
 
     def notify(self, method: str, params: JsonObj, agent: str) -> None:
+        if self._foreign(params, agent):
+            if method == "session/update":
+                self._log("warning", f"the agent {agent} sent an update for another agent's session; dropped")
+            return
         handler = self.notifications.get(method)
         if handler is not None:
             handler(params, agent)
 
 
-class AgentSide:
-    """One agent's ACP client handler: its updates and requests reach only its own sessions (an
-    agent never sees, nor writes into, another agent's session)."""
+@dataclass(frozen=True)
+class AgentDoor:
+    """One agent's way into the table: what it asks carries its configured name."""
 
-    def __init__(self, kernel: Kernel, name: str) -> None:
-        self._kernel = kernel
-        self._name = name
-        self._owner = kernel.directory.owner
+    table: AgentRequests
+    agent: str
 
-    def _foreign(self, params: JsonObj) -> bool:
-        held = self._owner.get(params.get("sessionId"))  # type: ignore[arg-type]
-        return held is not None and held != self._name
+    def notify(self, method: str, params: JsonObj) -> None:
+        self.table.notify(method, params, self.agent)
 
-    def _refuse(self, params: JsonObj) -> SidecarError:
-        return SidecarError(RESOURCE_NOT_FOUND, f"unknown session {params.get('sessionId')!r:.80}")
-
-    async def _request(self, method: str, params: JsonObj) -> JsonObj:
-        if self._foreign(params):
-            raise self._refuse(params)
-        return await self._kernel.requests.request(method, params, self._name)
-
-    def on_session_update(self, params: JsonObj) -> None:
-        if self._foreign(params):
-            self._kernel.listener.on_log(
-                "warning", f"the agent {self._name} sent an update for another agent's session; dropped"
-            )
-            return
-        # Straight to the registry: the update is read once here (the client checked its shape).
-        self._kernel.registry.on_update(read_update(params["sessionId"], params["update"]))
-
-    async def request_permission(self, params: JsonObj) -> JsonObj:
-        return await self._request("session/request_permission", params)
-
-    async def read_text_file(self, params: JsonObj) -> JsonObj:
-        return await self._request("fs/read_text_file", params)
-
-    async def write_text_file(self, params: JsonObj) -> JsonObj:
-        return await self._request("fs/write_text_file", params)
-
-    async def terminal_request(self, method: str, params: JsonObj) -> JsonObj:
-        return await self._request(method, params)
-
-    async def create_elicitation(self, params: JsonObj) -> JsonObj:
-        return await self._request("elicitation/create", params)
-
-    def complete_elicitation(self, params: JsonObj) -> None:
-        if self._foreign(params):
-            return
-        self._kernel.requests.notify("elicitation/complete", params, self._name)
+    async def request(self, method: str, params: JsonObj) -> JsonObj:
+        return await self.table.request(method, params, self.agent)
 
 
 class Kernel:
@@ -160,12 +147,12 @@ class Kernel:
         self.bus = EventBus(self._task_failed)
         self.directory = AgentDirectory(options)
         self.ctx = EngineContext(options, listener, self.bus, self.spawn, self.directory)
-        self.requests = AgentRequests()
+        self.requests = AgentRequests(self.directory.owner, listener.on_log)
         ctx = self.ctx
 
         def supervisor(spec: AgentSpec, identity: AgentIdentity) -> AgentSupervisor:
             return AgentSupervisor(
-                ctx, AgentSide(self, spec.name), connect=connect, spec=spec, identity=identity
+                ctx, self.requests.of(spec.name), connect=connect, spec=spec, identity=identity
             )
 
         # Every configured agent, each started on its first use (docs/architecture.md).
@@ -176,6 +163,7 @@ class Kernel:
             options.pending_update_bound, options.pending_update_sessions, options.pending_update_max_age
         )
         self.registry = Sessions(ctx, self.agents, early)
+        self.requests.hear("session/update", self.registry.on_update)
         self.turns = TurnQueue(ctx, self.registry, self.agents)
         self.config = SessionConfig(self.registry.ensure_attached, self.agents.call, ctx.status_changed)
         # Blocking file operations off the loop, bounded per session (every feature's file work).
@@ -191,8 +179,13 @@ class Kernel:
         self._status = StatusReporter(listener, self._status_snapshot)
         self.bus.react(StatusChanged, "kernel: acp/status", lambda _e: self._status.emit())
         self._features: dict[type, Any] = {}
-        # Lifecycle hooks the features add, run in the order added (stop: in reverse).
+        # Lifecycle hooks the features add, each stage's run in the order the features were added.
         self._on_start: list[Callable[[], Awaitable[None]]] = []
+        self._on_closing: list[Callable[[], None]] = []
+        self._before_agents_stop: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        self._after_agents_stop: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        self._on_kill: list[Callable[[], None]] = []
+        self.shutdown_step = "not begun"  # where a shutdown that took too long was stuck
 
     # ------------------------------------------------------------------ features
     def add(self, feature: F) -> F:
@@ -212,6 +205,23 @@ class Kernel:
 
     def on_start(self, hook: Callable[[], Awaitable[None]]) -> None:
         self._on_start.append(hook)
+
+    def on_closing(self, hook: Callable[[], None]) -> None:
+        """The shutdown begins: take no new work (before the turns are cancelled)."""
+        self._on_closing.append(hook)
+
+    def before_agents_stop(self, step: str, hook: Callable[[], Awaitable[None]]) -> None:
+        """What must reach the disk, or end, before the agents are asked to stop: stopping them
+        may use up the time the editor gives us."""
+        self._before_agents_stop.append((step, hook))
+
+    def after_agents_stop(self, step: str, hook: Callable[[], Awaitable[None]]) -> None:
+        """The last writes, once the agents and the background tasks are gone."""
+        self._after_agents_stop.append((step, hook))
+
+    def on_kill(self, hook: Callable[[], None]) -> None:
+        """A signal wants us gone now: what the feature runs must die with the agents."""
+        self._on_kill.append(hook)
 
     @property
     def catalog(self) -> SessionCatalog:
@@ -274,3 +284,41 @@ class Kernel:
         self.emit_status()
         # No agent is started here: each starts on its first use.
         self.agents.watch_idle(self.registry.busy, self.registry.attached_ids, self._agent_stopped)
+
+    async def shutdown(self) -> None:
+        """Everything stopped in its order; `shutdown_step` says where it is."""
+        if self.shutdown_step != "not begun":
+            return
+        self.shutdown_step = "closing"
+        self.agents.close()
+        for closing in self._on_closing:
+            closing()
+        self.shutdown_step = "cancelling turns"
+        for session in self.registry.by_id.values():
+            self.turns.fail_queued(session, "the sidecar is shutting down")
+            if session.current is not None and session.current.in_flight:
+                await self.agents.by_name[session.agent].send_cancel(session.session_id)
+        for step, hook in self._before_agents_stop:
+            self.shutdown_step = step
+            await hook()
+        self.shutdown_step = "closing the agents' sessions"
+        await asyncio.gather(
+            *(s.close_sessions(self.registry.attached_ids(s.name)) for s in self.agents.all())
+        )
+        self.shutdown_step = "stopping the agents"
+        await asyncio.gather(*(s.stop(grace=1.0) for s in self.agents.all()))
+        self.shutdown_step = "stopping background tasks"
+        await self.close_tasks()
+        for session in self.registry.by_id.values():
+            self.turns.end_current(session, "shutdown")
+        for step, hook in self._after_agents_stop:
+            self.shutdown_step = step
+            await hook()
+        self.shutdown_step = "done"
+
+    def kill_now(self) -> None:
+        """Kill at once what we started: the features' processes, then the agents'."""
+        for kill in self._on_kill:
+            kill()
+        for supervisor in self.agents.all():
+            supervisor.kill_now()

@@ -27,7 +27,7 @@ from sidecar.kernel.ports import AgentConnection, NoCatalog, SessionCatalog
 from sidecar.kernel.session import Session
 from sidecar.kernel.session_config import SessionConfig
 from sidecar.kernel.slash_commands import parse_commands
-from sidecar.kernel.updates import Routed, Update
+from sidecar.kernel.updates import Routed, Update, read_update
 from sidecar.kernel.usage import parse_usage
 
 JsonObj = dict[str, Any]
@@ -279,7 +279,7 @@ class Sessions:
         self.by_id[session.session_id] = session
         self._parking.discard(session.session_id)
         for update in self._early.take(session.session_id):
-            self.on_update(update)
+            self._route(update)
 
     async def list(
         self,
@@ -313,7 +313,12 @@ class Sessions:
         return await self.catalog.entries(cwd, all_cwds, self.active_id, limit, words)
 
     # ------------------------------------------------------------------ updates from the agent
-    def on_update(self, update: Update) -> None:
+    def on_update(self, params: JsonObj, _agent: str) -> None:
+        """The agent's `session/update` (the ACP client checked its shape, the table its owner):
+        read once, here, and routed."""
+        self._route(read_update(params["sessionId"], params["update"]))
+
+    def _route(self, update: Update) -> None:
         session = self.by_id.get(update.session_id)
         if session is None or update.session_id in self._parking:
             self._early.keep(update.session_id, update)
@@ -331,7 +336,7 @@ class Sessions:
             return
         if turn is not None:
             turn.took(kind)
-        # The session's own state first, then everyone who reacts (Engine._subscribe).
+        # The session's own state first, then everyone who reacts (`subscribe` in composition.py).
         call: JsonObj | None = None
         changed = False
         if update.tool_call_id is not None:

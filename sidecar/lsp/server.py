@@ -59,18 +59,6 @@ def demo_agent_command() -> list[str]:
     return [sys.executable, "-m", "sidecar.demo_agent"]
 
 
-class EngineHandle(Protocol):
-    """The engine side as the shell holds it: the kernel, and its start and stop in their order
-    (composed by `sidecar/engine.py`, which the composition root hands the shell as `compose`)."""
-
-    kernel: Kernel
-    shutdown_step: str  # where a shutdown that took too long was stuck
-
-    async def start(self) -> None: ...
-    async def shutdown(self) -> None: ...
-    def kill_agent_now(self) -> None: ...
-
-
 class EditorEvents(Protocol):
     """What the shell holds of the engine's listener (the stream feature's notifier, which
     host.py builds): the editor's log, what it tells at a stop, and a failed start."""
@@ -82,7 +70,9 @@ class EditorEvents(Protocol):
     def on_error(self, message: str) -> None: ...
 
 
-ComposeEngine = Callable[["EngineOptions", EditorEvents, EditorFiles], EngineHandle]
+# The kernel with its features on it (`sidecar/composition.py`, which the composition root hands
+# the shell as `compose`): the shell holds the kernel, and its start and stop.
+ComposeEngine = Callable[["EngineOptions", EditorEvents, EditorFiles], "Kernel"]
 MakeEditorEvents = Callable[["AcpLanguageServer"], EditorEvents]
 
 
@@ -119,8 +109,7 @@ class AcpLanguageServer(LanguageServer):
         self.initialization_options: Any = None
         self.caps = ClientCaps()
         self._compose = compose
-        self.engine: EngineHandle | None = None
-        self.kernel: Kernel | None = None  # the engine's, from `initialized` on
+        self.kernel: Kernel | None = None  # composed at `initialized`
         self.stopping = False
         # Helix drops command results and shows errors only in its log: echo them as messages.
         self.echo_results = False
@@ -309,15 +298,14 @@ class AcpLanguageServer(LanguageServer):
             agent_cwd=next(iter(self.folder_paths()), None),
             log_hint=self.log_hint(),
         )
-        self.engine = self._compose(engine_options, self.notifier, self.files)
-        self.kernel = self.engine.kernel
+        self.kernel = self._compose(engine_options, self.notifier, self.files)
         for feature in self.features.all:
             feature.started(self.kernel)
-        self._engine_task = asyncio.ensure_future(self._run_engine(self.engine))
+        self._engine_task = asyncio.ensure_future(self._run_engine(self.kernel))
 
-    async def _run_engine(self, engine: EngineHandle) -> None:
+    async def _run_engine(self, kernel: Kernel) -> None:
         try:
-            await engine.start()
+            await kernel.start()
         except Exception as exc:  # a bug, not an agent problem (those are reported by the engine)
             log.exception("starting the engine failed")
             self.notifier.on_error(f"acp-sidecar could not start its engine: {exc!r}")
@@ -354,8 +342,8 @@ class AcpLanguageServer(LanguageServer):
         return kernel
 
     def kill_agent_now(self) -> None:
-        if self.engine is not None:
-            self.engine.kill_agent_now()
+        if self.kernel is not None:
+            self.kernel.kill_now()
 
     async def stop(self) -> None:
         """Stop everything we own; safe to call more than once, and concurrently."""
@@ -363,12 +351,12 @@ class AcpLanguageServer(LanguageServer):
             if self.stopping and self._engine_task is None:
                 return
             self.notifier.flush()
-            if self.engine is not None:
+            if self.kernel is not None:
                 try:
-                    await asyncio.wait_for(self.engine.shutdown(), ENGINE_STOP_WAIT)
+                    await asyncio.wait_for(self.kernel.shutdown(), ENGINE_STOP_WAIT)
                 except Exception as exc:
                     log.warning(
-                        "stopping the engine: %r while %s; killing the agent", exc, self.engine.shutdown_step
+                        "stopping the engine: %r while %s; killing the agent", exc, self.kernel.shutdown_step
                     )
                     self.kill_agent_now()
             self.stopping = True

@@ -49,6 +49,20 @@ class Recorder:
         self.requests.append((method, params))
         return {}
 
+    # The ClientHandler's dispatch table, by method.
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/update":
+            self.on_session_update(params)
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "session/request_permission":
+            return await self.request_permission(params)
+        if method == "fs/read_text_file":
+            return await self.read_text_file(params)
+        if method == "fs/write_text_file":
+            return await self.write_text_file(params)
+        return await self.terminal_request(method, params)
+
     def texts(self, session_id: str) -> str:
         return "".join(
             u["update"]["content"]["text"]

@@ -1,4 +1,4 @@
-"""Engine unit tests run in-process against an in-memory agent (tests/unit/fake_agent.py)."""
+"""Composed unit tests run in-process against an in-memory agent (tests/unit/fake_agent.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.engine import Engine
-from tests.unit.fake_agent import FakeAgents, Recorder, make_engine
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder, make_engine
 
 
 @pytest.fixture
@@ -22,7 +21,7 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-async def engine(tmp_path: Path, agents: FakeAgents, recorder: Recorder) -> AsyncIterator[Engine]:
+async def engine(tmp_path: Path, agents: FakeAgents, recorder: Recorder) -> AsyncIterator[Composed]:
     """A started engine (title cache open, agent initialized); shut down after the test."""
     state = tmp_path / "state"
     state.mkdir()

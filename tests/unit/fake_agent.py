@@ -1,6 +1,6 @@
 """An in-memory agent connection for engine unit tests: no subprocess, answers the test controls.
 
-`FakeAgents` is the `connect` argument of `Engine`; each (re)start makes a
+`FakeAgents` is the `connect` argument of `compose`; each (re)start makes a
 `FakeAgent`. Calls the engine makes are recorded; the ones a test wants to hold
 (start-up, session/new, resume, load, prompt) wait on gates and futures the test
 opens or answers. `Recorder` is the editor side: every event, in order.
@@ -17,10 +17,22 @@ from typing import Any
 
 from sidecar.acp import AgentDescription, ClientHandler, ConnectionClosed
 from sidecar.acp.process import StderrRing
-from sidecar.engine import Engine
+from sidecar.composition import compose
 from sidecar.features.conversation.api import DocumentChange
+from sidecar.features.conversation.conversations import Conversations
+from sidecar.features.conversation.feature import Documents
+from sidecar.features.edits.feature import Edits
+from sidecar.features.edits.fs_service import FileService
+from sidecar.features.edits.permissions import Permissions
+from sidecar.features.titles.feature import Titles
+from sidecar.features.titles.titling import Titling
+from sidecar.kernel.agent_supervisor import AgentSupervisor
+from sidecar.kernel.agents import Agents
+from sidecar.kernel.bus import EventBus
+from sidecar.kernel.kernel import Kernel
 from sidecar.kernel.options import EngineOptions
 from sidecar.kernel.session import PermissionRequest
+from sidecar.kernel.sessions import Sessions
 from sidecar.kernel.updates import Routed
 
 JsonObj = dict[str, Any]
@@ -199,12 +211,13 @@ class FakeAgent:
 
     # ------------------------------------------------------------------ agent -> client
     async def send_update(self, session_id: str, update: JsonObj) -> None:
-        self.handler.on_session_update({"sessionId": session_id, "update": update})
+        self.handler.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def ask_permission(
         self, session_id: str, kind: str = "edit", options: list[JsonObj] | None = None
     ) -> JsonObj:
-        return await self.handler.request_permission(
+        return await self.handler.request(
+            "session/request_permission",
             {
                 "sessionId": session_id,
                 "toolCall": {"toolCallId": "call-1", "title": f"{kind} a file", "kind": kind},
@@ -214,7 +227,7 @@ class FakeAgent:
                     {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
                     {"optionId": "no", "name": "Reject", "kind": "reject_once"},
                 ],
-            }
+            },
         )
 
     # ------------------------------------------------------------------ client -> agent
@@ -426,13 +439,40 @@ class Recorder:
         ]
 
 
-def make_engine(state_dir: Path, agents: FakeAgents, recorder: Recorder, **options: Any) -> Engine:
-    return Engine(
+class Composed:
+    """The composed kernel as the unit tests reach into it: its parts and features by name."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.bus: EventBus = kernel.bus
+        self.agents: Agents = kernel.agents
+        self.registry: Sessions = kernel.registry
+        self.title_feature = kernel.feature(Titles)
+        self.titles: Titling = self.title_feature.titling
+        self.conversations: Conversations = kernel.feature(Documents).conversations
+        edits = kernel.feature(Edits)
+        self.fs: FileService = edits.fs
+        self.permissions: Permissions = edits.permissions
+
+    @property
+    def supervisor(self) -> AgentSupervisor:
+        return self.agents.default
+
+    async def start(self) -> None:
+        await self.kernel.start()
+
+    async def shutdown(self) -> None:
+        await self.kernel.shutdown()
+
+
+def make_engine(state_dir: Path, agents: FakeAgents, recorder: Recorder, **options: Any) -> Composed:
+    kernel = compose(
         EngineOptions(agent_command=["fake-agent"], state_dir=state_dir, **options),
         recorder,
         recorder,
         connect=agents,
     )
+    return Composed(kernel)
 
 
 async def settle(rounds: int = 20) -> None:

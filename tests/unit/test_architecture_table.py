@@ -11,9 +11,8 @@ import re
 from pathlib import Path
 
 import sidecar
-from sidecar.engine import Engine
 from sidecar.kernel.bus import EventBus
-from tests.unit.fake_agent import FakeAgents, Recorder, make_engine
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder, make_engine
 
 DOC = Path(sidecar.__file__).resolve().parent.parent / "docs" / "architecture.md"
 ROW = re.compile(r"^\| `(?P<event>\w+)` \| [^|]* \| (?P<who>[^|]+) \|$")
@@ -35,7 +34,7 @@ def table_of(bus: EventBus) -> dict[str, list[str]]:
 
 
 def test_the_doc_table_is_the_composed_bus(tmp_path: Path) -> None:
-    engine: Engine = make_engine(tmp_path, FakeAgents(), Recorder())
+    engine: Composed = make_engine(tmp_path, FakeAgents(), Recorder())
     in_code = table_of(engine.bus)
     in_doc = table_in_the_doc()
     assert in_doc, "docs/architecture.md has no table under 'Who reacts to what'"

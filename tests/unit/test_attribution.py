@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.engine import Engine
-from tests.unit.fake_agent import FakeAgents, Recorder, settle, until
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder, settle, until
 
 
 def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, object]:
@@ -24,7 +23,7 @@ def owner_of(recorder: Recorder, text: str) -> str | None:
 
 
 async def test_updates_in_flight_belong_to_the_turn_late_ones_to_none(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     first = await engine.kernel.actions.prompt("first", sid)
@@ -44,7 +43,7 @@ async def test_updates_in_flight_belong_to_the_turn_late_ones_to_none(
 
 
 async def test_a_turn_not_sent_yet_owns_no_update(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     agents.current.die(3)
@@ -64,7 +63,7 @@ async def test_a_turn_not_sent_yet_owns_no_update(
 
 
 async def test_a_cancelling_turn_still_owns_its_updates_until_it_ends(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     agents.cancel_stops = False
     sid = await engine.registry.new(str(workspace))
@@ -80,7 +79,7 @@ async def test_a_cancelling_turn_still_owns_its_updates_until_it_ends(
 
 
 async def test_the_echo_of_our_prompt_is_dropped_other_user_text_is_kept(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     turn = await engine.kernel.actions.prompt("please echo me", sid)

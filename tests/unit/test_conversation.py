@@ -12,32 +12,31 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import Engine
 from sidecar.features.conversation import conversations as conversation
 from sidecar.features.conversation.api import PROMPT_AREA, DocumentChange, Renderer
-from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, until
+from tests.unit.fake_agent import FULL_CAPS, Composed, FakeAgents, Recorder, make_engine, until
 
 
 def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
 
 
-def document(engine: Engine, session_id: str) -> Path:
+def document(engine: Composed, session_id: str) -> Path:
     return engine.conversations.store.path(engine.supervisor.key, session_id)
 
 
-def read(engine: Engine, session_id: str) -> str:
+def read(engine: Composed, session_id: str) -> str:
     path = document(engine, session_id)
     return path.read_text() if path.exists() else ""
 
 
-async def until_file(engine: Engine, session_id: str, piece: str, timeout: float = 10) -> str:
+async def until_file(engine: Composed, session_id: str, piece: str, timeout: float = 10) -> str:
     await until(lambda: piece in read(engine, session_id), timeout, f"{piece!r} in the transcript")
     return read(engine, session_id)
 
 
 async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_once(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     assert engine.kernel.status()["transcriptUri"] == document(engine, sid).as_uri()
@@ -58,7 +57,7 @@ async def test_a_streaming_turn_reaches_the_file_before_it_ends_and_its_end_at_o
 
 
 async def test_a_turn_that_was_never_sent_leaves_no_trace(
-    engine: Engine, agents: FakeAgents, workspace: Path
+    engine: Composed, agents: FakeAgents, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await engine.kernel.actions.prompt("the first question", sid)
@@ -72,7 +71,7 @@ async def test_a_turn_that_was_never_sent_leaves_no_trace(
 
 
 async def test_mode_and_title_changes_reach_the_document(
-    engine: Engine, agents: FakeAgents, workspace: Path
+    engine: Composed, agents: FakeAgents, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await engine.kernel.actions.set_mode("code", sid)
@@ -91,7 +90,7 @@ def load_only(agents: FakeAgents) -> FakeAgents:
 
 
 async def test_a_replayed_history_is_merged_not_repeated(
-    load_only: FakeAgents, engine: Engine, workspace: Path
+    load_only: FakeAgents, engine: Composed, workspace: Path
 ) -> None:
     agents = load_only
     agents.known_sessions.add("old-1")
@@ -115,7 +114,7 @@ async def test_a_replayed_history_is_merged_not_repeated(
 
 @pytest.mark.parametrize("hold", [30.0, 0.3])
 async def test_a_replayed_history_is_written_after_the_load_answers(
-    hold: float, load_only: FakeAgents, engine: Engine, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    hold: float, load_only: FakeAgents, engine: Composed, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """While the agent replays, its history is held (the load's answer does not share the
     interpreter with rendering it); a replay longer than REPLAY_HOLD is written in parts."""
@@ -142,7 +141,7 @@ async def test_a_replayed_history_is_written_after_the_load_answers(
 
 
 async def test_a_big_chunk_does_not_cut_a_replays_hold_short(
-    load_only: FakeAgents, engine: Engine, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    load_only: FakeAgents, engine: Composed, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Live, a big chunk is written at once (at most once per interval); replayed, it waits with
     the rest of the history, also right after a part of a long replay was written."""
@@ -170,7 +169,7 @@ async def test_a_big_chunk_does_not_cut_a_replays_hold_short(
 
 
 async def test_a_disk_that_refuses_a_write_is_reported_and_loses_nothing(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await until_file(engine, sid, PROMPT_AREA)
@@ -210,7 +209,7 @@ async def test_shutdown_writes_what_is_still_queued(
 
 
 async def test_rendering_and_writing_run_off_the_event_loop(
-    engine: Engine, agents: FakeAgents, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Composed, agents: FakeAgents, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: set[str] = set()
     original = Renderer._text  # where every text chunk is rendered, joined or not
@@ -231,7 +230,7 @@ async def test_rendering_and_writing_run_off_the_event_loop(
 
 
 async def test_an_update_the_renderer_fails_on_loses_only_itself(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Updates queued together are rendered together, in order; one that fails is reported
     and the others around it reach the document."""
@@ -259,7 +258,7 @@ async def test_an_update_the_renderer_fails_on_loses_only_itself(
 
 
 async def test_a_burst_of_title_changes_retitles_the_documents_that_exist_and_creates_none(
-    engine: Engine, recorder: Recorder
+    engine: Composed, recorder: Recorder
 ) -> None:
     """Documents of sessions this process has not opened (a reconcile changing thousands of
     records): the ones that exist follow their title, no other document is made."""

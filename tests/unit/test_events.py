@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidecar.engine import Engine
 from sidecar.kernel.bus import EventBus
-from tests.unit.fake_agent import FakeAgents, Recorder, until
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder, until
 
 
 @dataclass(frozen=True)
@@ -48,7 +47,7 @@ def chunk(text: str) -> dict[str, Any]:
 
 
 async def test_a_side_path_that_fails_loses_the_editor_nothing(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
 

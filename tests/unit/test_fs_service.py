@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.engine import Engine
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
 from sidecar.kernel.files import resolve_inside
-from tests.unit.fake_agent import Recorder
+from tests.unit.fake_agent import Composed, Recorder
 
 
 @pytest.fixture
@@ -65,7 +64,7 @@ def test_paths_inside_any_root_are_admitted_as_their_real_path(workspace: Path, 
 
 
 async def test_read_prefers_the_editor_buffer_and_windows_lines(
-    engine: Engine, recorder: Recorder, workspace: Path
+    engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     readme = workspace / "README.md"
@@ -83,7 +82,7 @@ async def test_read_prefers_the_editor_buffer_and_windows_lines(
 
 
 async def test_write_goes_through_the_editor_else_to_disk(
-    engine: Engine, recorder: Recorder, workspace: Path
+    engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     target = workspace / "src" / "new.txt"
@@ -102,7 +101,7 @@ async def test_write_goes_through_the_editor_else_to_disk(
         await engine.fs.write_text_file({"sessionId": sid, "path": str(target), "content": 5})
 
 
-async def test_file_requests_name_a_known_session(engine: Engine, workspace: Path, outside: Path) -> None:
+async def test_file_requests_name_a_known_session(engine: Composed, workspace: Path, outside: Path) -> None:
     with pytest.raises(SidecarError) as unknown:
         await engine.fs.read_text_file({"sessionId": "nope", "path": str(workspace / "README.md")})
     assert unknown.value.code == RESOURCE_NOT_FOUND
@@ -114,7 +113,7 @@ async def test_file_requests_name_a_known_session(engine: Engine, workspace: Pat
 
 
 async def test_diffs_of_a_tool_call_are_admitted_like_writes(
-    engine: Engine, agents: object, workspace: Path, outside: Path
+    engine: Composed, agents: object, workspace: Path, outside: Path
 ) -> None:
     from tests.unit.fake_agent import FakeAgents
 

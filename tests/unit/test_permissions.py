@@ -9,15 +9,14 @@ from typing import Any
 import pytest
 
 from sidecar.acp.errors import RESOURCE_NOT_FOUND
-from sidecar.engine import Engine
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
-from tests.unit.fake_agent import FakeAgents, PromptCall, Recorder, make_engine, until
+from tests.unit.fake_agent import Composed, FakeAgents, PromptCall, Recorder, make_engine, until
 
 ONLY_ALLOW = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
 
 
-async def running_turn(engine: Engine, agents: FakeAgents, workspace: Path) -> tuple[str, PromptCall]:
+async def running_turn(engine: Composed, agents: FakeAgents, workspace: Path) -> tuple[str, PromptCall]:
     sid = await engine.registry.new(str(workspace))
     await engine.kernel.actions.prompt("do things", sid)
     return sid, await agents.next_prompt()
@@ -28,7 +27,7 @@ def ask(agents: FakeAgents, sid: str, kind: str = "edit", options: Any = None) -
 
 
 async def test_ask_waits_for_the_user_and_answers_the_chosen_option(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid, _ = await running_turn(engine, agents, workspace)
     answer = ask(agents, sid)
@@ -44,7 +43,7 @@ async def test_ask_waits_for_the_user_and_answers_the_chosen_option(
 
 
 async def test_unknown_option_is_refused_and_the_request_stays_pending(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid, _ = await running_turn(engine, agents, workspace)
     answer = ask(agents, sid)
@@ -65,7 +64,7 @@ async def test_unknown_option_is_refused_and_the_request_stays_pending(
 
 
 async def test_cancel_answers_every_pending_request_cancelled(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid, _ = await running_turn(engine, agents, workspace)
     answers = [ask(agents, sid), ask(agents, sid, "execute")]
@@ -76,14 +75,14 @@ async def test_cancel_answers_every_pending_request_cancelled(
 
 
 async def test_a_request_outside_a_running_turn_is_cancelled_at_once(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     assert await agents.current.ask_permission(sid) == {"outcome": {"outcome": "cancelled"}}
     assert recorder.permission_requests == []
 
 
-async def test_bad_requests_are_clear_errors(engine: Engine, agents: FakeAgents, workspace: Path) -> None:
+async def test_bad_requests_are_clear_errors(engine: Composed, agents: FakeAgents, workspace: Path) -> None:
     sid, _ = await running_turn(engine, agents, workspace)
     with pytest.raises(SidecarError) as unknown:
         await agents.current.ask_permission("not-a-session")

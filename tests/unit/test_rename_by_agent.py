@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from sidecar.acp import RemoteError
-from sidecar.engine import Engine
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
-from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, settle, until
+from tests.unit.fake_agent import FULL_CAPS, Composed, FakeAgents, Recorder, make_engine, settle, until
 
 TITLE_CAPS = {**FULL_CAPS, "sessionCapabilities": {**FULL_CAPS["sessionCapabilities"], "title": {}}}
 
@@ -27,7 +26,7 @@ def infos(recorder: Recorder, sid: str) -> list[dict[str, Any]]:
     return [i for i in recorder.of("info") if i["sessionId"] == sid]
 
 
-async def shown(engine: Engine, recorder: Recorder, sid: str, state: str) -> dict[str, Any]:
+async def shown(engine: Composed, recorder: Recorder, sid: str, state: str) -> dict[str, Any]:
     await until(
         lambda: any(i["renameState"] == state for i in infos(recorder, sid)), what=f"renameState {state}"
     )
@@ -35,7 +34,7 @@ async def shown(engine: Engine, recorder: Recorder, sid: str, state: str) -> dic
 
 
 async def test_the_agents_title_is_the_users_confirmed_or_changed(
-    titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    titled: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     renamed = await engine.title_feature.rename("Fix auth", sid)
@@ -68,7 +67,7 @@ async def test_a_refused_rename_keeps_the_old_title(
     code: int,
     words: str,
     titled: FakeAgents,
-    engine: Engine,
+    engine: Composed,
     recorder: Recorder,
     workspace: Path,
 ) -> None:
@@ -86,7 +85,7 @@ async def test_a_refused_rename_keeps_the_old_title(
 
 
 async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
-    titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    titled: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await until(
@@ -108,7 +107,7 @@ async def test_the_agents_own_update_meanwhile_is_saved_with_the_outcome(
 
 
 async def test_the_agents_update_meanwhile_still_counts_when_the_rename_fails(
-    titled: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    titled: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     titled.title_gate.close()
@@ -149,7 +148,7 @@ async def test_sessions_known_only_to_the_title_cache(
 
 
 async def test_without_set_title_a_rename_is_a_prompt(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await engine.title_feature.rename("By prompt", sid)

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import Engine
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
-from tests.unit.fake_agent import FULL_CAPS, FakeAgents, Recorder, make_engine, settle, until
+from tests.unit.fake_agent import FULL_CAPS, Composed, FakeAgents, Recorder, make_engine, settle, until
 
 
 def chunk(text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
@@ -26,7 +25,7 @@ def load_only(agents: FakeAgents) -> FakeAgents:
 
 
 async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
-    load_only: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    load_only: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agents = load_only
     agents.known_sessions.add("old-1")
@@ -53,7 +52,7 @@ async def test_load_replays_marked_as_replay_and_rebuilds_the_tool_calls(
 
 
 async def test_load_of_an_unknown_session_is_a_clear_error_and_leaves_nothing(
-    engine: Engine, workspace: Path
+    engine: Composed, workspace: Path
 ) -> None:
     with pytest.raises(SidecarError) as failed:
         await engine.registry.load("nobody", str(workspace))
@@ -62,7 +61,7 @@ async def test_load_of_an_unknown_session_is_a_clear_error_and_leaves_nothing(
 
 
 async def test_updates_sent_before_the_session_new_answer_are_delivered_in_order(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agents.before_new = [chunk("early one"), chunk("early two")]
     sid = await engine.registry.new(str(workspace))
@@ -72,7 +71,7 @@ async def test_updates_sent_before_the_session_new_answer_are_delivered_in_order
 
 
 async def test_updates_right_after_the_answer_come_after_the_early_ones(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agents.before_new = [chunk("early")]
     agents.after_new = [chunk("right after")]
@@ -82,7 +81,7 @@ async def test_updates_right_after_the_answer_come_after_the_early_ones(
 
 
 async def test_updates_sent_before_the_session_resume_answer_are_delivered(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agents.known_sessions.add("elsewhere")
     agents.before_attach = [chunk("resumed early")]
@@ -92,7 +91,7 @@ async def test_updates_sent_before_the_session_resume_answer_are_delivered(
 
 
 async def test_a_flood_for_sessions_that_never_appear_does_not_crowd_out_a_new_one(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agent = agents.current
     for index in range(3_000):
@@ -106,7 +105,7 @@ async def test_a_flood_for_sessions_that_never_appear_does_not_crowd_out_a_new_o
 
 
 async def test_commands_without_a_session_wait_for_the_one_a_prompt_is_creating(
-    agents: FakeAgents, engine: Engine, recorder: Recorder, workspace: Path
+    agents: FakeAgents, engine: Composed, recorder: Recorder, workspace: Path
 ) -> None:
     agents.new_gate.close()
     first = asyncio.ensure_future(engine.kernel.actions.prompt("first", None, str(workspace)))

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import Engine
 from sidecar.kernel.session import Session
 from sidecar.kernel.status import AgentView, build_status
 from sidecar.kernel.usage import context_share, parse_usage
-from tests.unit.fake_agent import FakeAgents, settle
+from tests.unit.fake_agent import Composed, FakeAgents, settle
 
 AGENT = AgentView(state="ready", name="demo-agent", title="Demo Agent", version="1", problem=None)
 
@@ -120,7 +119,7 @@ def test_status_with_legacy_models_and_without_choices() -> None:
     )
 
 
-async def test_usage_updates_reach_the_status(agents: FakeAgents, engine: Engine, workspace: Path) -> None:
+async def test_usage_updates_reach_the_status(agents: FakeAgents, engine: Composed, workspace: Path) -> None:
     sid = await engine.registry.new(str(workspace))
     agent = agents.current
     await agent.send_update(sid, {"sessionUpdate": "usage_update", "used": 6400, "size": 128000})

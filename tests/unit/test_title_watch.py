@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from sidecar.engine import Engine
 from sidecar.features.titles import watch as title_watch
 from sidecar.features.titles.api import (
     StoreUnavailable,
@@ -22,7 +21,7 @@ from sidecar.features.titles.api import (
     apply_user_title,
 )
 from sidecar.features.titles.watch import StoreWatch
-from tests.unit.fake_agent import FakeAgents, Recorder, until
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder, until
 
 A = "agent-a"
 
@@ -69,7 +68,7 @@ async def test_only_records_changed_by_others_are_reported(tmp_path: Path) -> No
 
 
 async def test_another_sidecars_change_reaches_the_editor_and_the_status(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
 ) -> None:
     sid = await engine.registry.new(str(workspace))
     await until(lambda: engine.titles.record(sid) is not None and not engine.titles.writes.busy(sid))
@@ -93,7 +92,7 @@ async def test_another_sidecars_change_reaches_the_editor_and_the_status(
 
 
 async def test_documents_follow_another_sidecars_title_only_where_this_one_holds_them(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
 ) -> None:
     """The sidecar that saved a title retitles the documents; the others follow only in the
     documents of sessions they hold (all of them rewriting every document made each title change
@@ -171,7 +170,7 @@ async def test_a_failing_store_is_retried_and_reported_once(
 
 
 async def test_shutdown_saves_the_titles_before_it_stops_the_agent(
-    engine: Engine, agents: FakeAgents, tmp_path: Path
+    engine: Composed, agents: FakeAgents, tmp_path: Path
 ) -> None:
     """Stopping the agent may use up the time the editor gives the sidecar to exit; a title the
     editor was shown (here: while the disk refused it) must be on disk before that begins."""
@@ -225,7 +224,7 @@ async def test_the_mark_handed_over_is_the_one_from_before_the_read(tmp_path: Pa
 
 
 async def test_a_record_read_before_a_local_title_does_not_replace_it(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     """Seen in CI: the watch read the fallback title while the agent's title was being saved, then
     handed that older record over; the editor showed the fallback for good."""

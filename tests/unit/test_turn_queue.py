@@ -6,23 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.engine import Engine
 from sidecar.kernel import errors
 from sidecar.kernel.errors import SidecarError
-from tests.unit.fake_agent import FakeAgents, Gate, Recorder, make_engine, settle, until
+from tests.unit.fake_agent import Composed, FakeAgents, Gate, Recorder, make_engine, settle, until
 
 
 def states(recorder: Recorder, turn_id: str) -> list[str]:
     return [t["state"] for t in recorder.turns(turn_id)]
 
 
-async def new(engine: Engine, workspace: Path) -> str:
+async def new(engine: Composed, workspace: Path) -> str:
     return await engine.registry.new(str(workspace))
 
 
 # ---------------------------------------------------------------- ordering and admission
 async def test_turns_run_one_at_a_time_in_admission_order(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     admitted = [await engine.kernel.actions.prompt(f"prompt {i}", sid) for i in range(3)]
@@ -69,7 +68,7 @@ async def test_admission_is_bounded_and_a_refused_turn_leaves_no_trace(
 
 # ---------------------------------------------------------------- exactly one end, every path
 async def test_agent_error_ends_the_turn_once_with_the_error(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     from sidecar.acp import RemoteError
 
@@ -84,7 +83,7 @@ async def test_agent_error_ends_the_turn_once_with_the_error(
 
 
 async def test_an_agent_killed_by_a_signal_says_which(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     """Killed (by the out-of-memory killer, or `kill -9`): the message names the signal."""
     sid = await new(engine, workspace)
@@ -97,7 +96,7 @@ async def test_an_agent_killed_by_a_signal_says_which(
 
 
 async def test_agent_death_ends_running_and_queued_turns_once(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     running = await engine.kernel.actions.prompt("runs", sid)
@@ -134,7 +133,7 @@ async def test_shutdown_ends_every_turn_once(
 
 # ---------------------------------------------------------------- cancel, in every state
 async def test_cancel_in_flight_sends_session_cancel_and_ends_cancelled(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     turn = await engine.kernel.actions.prompt("long", sid)
@@ -148,7 +147,7 @@ async def test_cancel_in_flight_sends_session_cancel_and_ends_cancelled(
 
 
 async def test_cancel_while_cancelling_and_after_the_end_is_a_no_op(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     agents.cancel_stops = False
     sid = await new(engine, workspace)
@@ -165,7 +164,7 @@ async def test_cancel_while_cancelling_and_after_the_end_is_a_no_op(
 
 
 async def test_cancel_of_a_running_turn_leaves_the_queued_one_to_run(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     first = await engine.kernel.actions.prompt("first", sid)
@@ -181,7 +180,7 @@ async def test_cancel_of_a_running_turn_leaves_the_queued_one_to_run(
 
 
 async def test_cancel_at_position_0_before_the_runner_picked_it_up(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     turn = await engine.kernel.actions.prompt("cancel me at once", sid)
@@ -201,7 +200,7 @@ async def test_cancel_at_position_0_before_the_runner_picked_it_up(
 
 
 async def test_cancel_of_a_rename_right_after_it_was_asked(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     await engine.title_feature.rename("Never sent", sid)
@@ -215,7 +214,7 @@ async def test_cancel_of_a_rename_right_after_it_was_asked(
 
 @pytest.mark.parametrize("held", ["start_gate", "attach_gate"], ids=["agent starting", "session attaching"])
 async def test_cancel_while_the_turn_starts_up_ends_it_at_once(
-    held: str, engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    held: str, engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     sid = await new(engine, workspace)
     agents.current.die(3)
@@ -264,7 +263,7 @@ async def test_an_agent_that_ignores_cancel_is_ended_by_the_deadline(
 
 
 async def test_cancel_right_after_the_prompt_that_creates_the_session(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path
 ) -> None:
     import asyncio
 

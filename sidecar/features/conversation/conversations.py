@@ -1,6 +1,6 @@
 """Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
 
-The composition root subscribes these methods to the kernel's events (`Engine._subscribe`): a
+The composition subscribes these methods to the kernel's events (`sidecar/composition.py`): a
 session was opened, a prompt sent, an update arrived (live or replayed), a turn ended, the mode,
 model or title changed. Each session's `Renderer` turns that into Markdown and the
 `ConversationStore` appends it to the session's file.

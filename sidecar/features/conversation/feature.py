@@ -3,7 +3,7 @@
 It fills the kernel's `document_uri` port (the status's `transcriptUri`), finds or creates a
 session's document for `acp.session.transcript`, writes a parent's document out before a fork,
 and removes a deleted session's document; what it does on the kernel's other events (an update,
-a prompt, a turn's end, a feature's piece) is subscribed in the composition root's table.
+a prompt, a turn's end, a feature's piece) is subscribed in the one table of `sidecar/composition.py`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ class Documents:
         # Rendered and written off the event loop (conversations.py).
         self.conversations = Conversations(kernel.ctx, kernel.catalog.title_of, events)
         kernel.document_uri = self.conversations.uri
+        kernel.on_closing(self.conversations.stop_flushing)
+        kernel.after_agents_stop("writing the conversation documents", self.conversations.aclose)
 
     async def transcript(self, session_id: str | None) -> JsonObj:
         """`{sessionId, uri}` of a session's conversation document, created when missing: a

@@ -3,18 +3,23 @@ requests, the edits the user reviewed, and the agent's changes after they landed
 
 It answers `session/request_permission`, `fs/read_text_file` and `fs/write_text_file` through the
 kernel's table; its reactions (a tool call's end, a withdrawn turn, a turn settling or ending) are
-subscribed in the composition root's table.
+subscribed in the one table of `sidecar/composition.py`.
 """
 
 from __future__ import annotations
+
+import asyncio
+import logging
 
 from sidecar.features.edits.agent_changes import AgentChanges
 from sidecar.features.edits.change_store import AgentChangeStore, ChangePersistence
 from sidecar.features.edits.fs_service import FileService
 from sidecar.features.edits.permissions import Permissions
 from sidecar.kernel.bus import RequestsWithdrawn, TurnEnded, TurnSettling, UpdateRouted
-from sidecar.kernel.kernel import Kernel
+from sidecar.kernel.kernel import SAVE_BEFORE_STOP_WAIT, Kernel
 from sidecar.kernel.updates import TOOL_CALL_KINDS
+
+log = logging.getLogger(__name__)
 
 
 class Edits:
@@ -48,9 +53,17 @@ class Edits:
         requests.answer("fs/read_text_file", lambda p, _agent: self.fs.read_text_file(p))
         requests.answer("fs/write_text_file", lambda p, _agent: self.fs.write_text_file(p))
         kernel.on_start(self._restore)
+        kernel.on_closing(self.reviewed.close)
+        kernel.before_agents_stop("saving the agent's changes", self._save_changes)
 
     async def _restore(self) -> None:
         self._kernel.spawn(self.saved_changes.restore(), "agent-changes-restore")
+
+    async def _save_changes(self) -> None:
+        try:
+            await asyncio.wait_for(self.saved_changes.flush(), SAVE_BEFORE_STOP_WAIT)
+        except Exception as exc:
+            log.warning("saving the agent's changes at shutdown: %r", exc)
 
     # ------------------------------------------------------------------ what it reacts to
     def tool_call(self, event: UpdateRouted) -> None:

@@ -3,7 +3,7 @@
 It answers the agent's `elicitation/create` and hears `elicitation/complete` (the kernel's table
 of the agent's requests), writes a form's block into the conversation document and its outcome
 after (through the bus: `ConversationPiece`, `QuestionSettled`), and answers the questions of a
-turn that is cancelled or gone (`RequestsWithdrawn`, subscribed in the composition root's table).
+turn that is cancelled or gone (`RequestsWithdrawn`, subscribed in the one table of `sidecar/composition.py`).
 """
 
 from __future__ import annotations

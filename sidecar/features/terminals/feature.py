@@ -2,7 +2,7 @@
 
 It answers the agent's terminal requests (the kernel's table), shows a terminal a tool call
 embeds, and ends what an agent started when its turn is cancelled, the agent is lost or stopped
-idle (those reactions are subscribed in the composition root's table).
+idle (those reactions are subscribed in the one table of `sidecar/composition.py`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ class ClientTerminals:
         self.terminals = Terminals(lambda: kernel.registry.by_id, kernel.bus, on_event)
         for method in TERMINAL_METHODS:
             kernel.requests.answer(method, functools.partial(self._request, method))
+        kernel.before_agents_stop("ending terminals", self.terminals.aclose)
+        kernel.on_kill(self.terminals.kill_now)
 
     async def _request(self, method: str, params: JsonObj, _agent: str) -> JsonObj:
         return await self.terminals.handle(method, params)

@@ -3,7 +3,7 @@
 It keeps the sessions' catalogue (the kernel's `SessionCatalog` port) and reacts to what the
 kernel publishes: a `session_info_update` (the agent's title), a prompt admitted (the fallback
 title from the first one), a rename turn's end, an agent ready (reconcile with its session/list).
-The composition root subscribes those handlers in its one table (`sidecar/host.py`).
+The composition subscribes those handlers in its one table (`sidecar/composition.py`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from sidecar.acp.errors import METHOD_NOT_FOUND
 from sidecar.features.titles.titling import Titling
 from sidecar.kernel import errors
 from sidecar.kernel.bus import AgentReady, PromptAdmitted, TurnEnded, UpdateRouted
-from sidecar.kernel.kernel import Kernel
+from sidecar.kernel.kernel import SAVE_BEFORE_STOP_WAIT, Kernel
 from sidecar.kernel.prompts import rename_prompt
 from sidecar.kernel.session import Session
 from sidecar.kernel.turns import TurnKind
@@ -28,6 +28,11 @@ class Titles:
         self.titling = Titling(kernel.ctx)
         kernel.provide_catalog(self.titling)
         kernel.on_start(self.titling.open)
+        # Titles known now reach the disk before the agents are asked to stop: a title the user
+        # saw must survive a stop that uses up the editor's time.
+        kernel.before_agents_stop("saving titles", lambda: self.titling.save_pending(SAVE_BEFORE_STOP_WAIT))
+        # Its last title changes go to the documents too: closed before the conversation's.
+        kernel.after_agents_stop("closing the title cache", self.titling.aclose)
 
     # ------------------------------------------------------------------ what it reacts to
     def info_update(self, event: UpdateRouted) -> None:

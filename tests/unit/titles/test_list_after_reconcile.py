@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.engine import Engine
 from sidecar.features.titles.api import TitleRecord, TitleSource, TitleStore
-from tests.unit.fake_agent import FakeAgents, Recorder
+from tests.unit.fake_agent import Composed, FakeAgents, Recorder
 
 HISTORY = 2_000
 
 
 async def test_a_reconciled_history_is_listed_from_the_store_and_from_memory_when_it_fails(
-    engine: Engine, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
+    engine: Composed, agents: FakeAgents, recorder: Recorder, workspace: Path, tmp_path: Path
 ) -> None:
     with TitleStore(tmp_path / "state" / "titles.sqlite3") as other:
         for i in range(HISTORY):
