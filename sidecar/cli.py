@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         gc.freeze()
         # A long replay or stream allocates hundreds of thousands of short-lived containers (each
-        # frame's dicts) while a backlog of them waits for the transcript worker: at the default
+        # frame's dicts) while a backlog of them waits for the conversation worker: at the default
         # 700 allocations per young collection, collecting was an eighth of a 100 000-update
         # load's CPU. 20 000 keeps a young collection short (a millisecond) and makes them rare.
         gc.set_threshold(YOUNG_COLLECTION_EVERY, 10, 10)

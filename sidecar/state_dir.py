@@ -1,6 +1,6 @@
 """The state directory is private to the user: 0700 directories, 0600 files, whatever the umask.
 
-It holds whole prompts (transcripts, the demo agent's sessions) and titles.
+It holds whole prompts (the conversation documents, the demo agent's sessions) and titles.
 What the sidecar creates there is private from the first byte (created with
 that mode, not chmod-ed afterwards); what an older version or another tool
 left too open is tightened at start, and the caller is told what changed.

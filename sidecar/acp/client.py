@@ -36,7 +36,7 @@ CLIENT_REQUESTS = (
     frozenset(("session/request_permission", "fs/read_text_file", "fs/write_text_file", "elicitation/create"))
     | TERMINAL_METHODS
 )
-# Session ids longer than this are refused (agents use UUIDs): a session's transcript document
+# Session ids longer than this are refused (agents use UUIDs): a session's conversation document
 # names its id exactly in its header, and the header must stay small enough to identify it.
 MAX_SESSION_ID_CHARS = 1024
 # Agent notifications the sidecar does not know (qwen's `qwen/notify/session/mode-update`, vibe's

@@ -1,5 +1,5 @@
 """The configured agents' names, identities and session owners: what every part may ask of the
-agents without reaching their supervisors (the key each agent's titles and transcripts are stored
+agents without reaching their supervisors (the key each agent's titles and conversations are stored
 under, which agent owns a session)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from sidecar.kernel.options import AgentSpec, EngineOptions
 
 
 class AgentDirectory:
-    """Names, identities and session owners: what titles and transcripts need of the agents
+    """Names, identities and session owners: what titles and conversations need of the agents
     (built before anything else of the engine, so every part can ask it)."""
 
     def __init__(self, options: EngineOptions) -> None:
@@ -38,7 +38,7 @@ class AgentDirectory:
         return self.owner.get(session_id, self.default)
 
     def key_of(self, session_id: str) -> str:
-        """The key the session's titles and transcript are stored under: its agent's."""
+        """The key the session's titles and conversation are stored under: its agent's."""
         return self.identities[self.owner_of(session_id)].key
 
     def key(self, name: str) -> str:

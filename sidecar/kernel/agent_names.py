@@ -46,7 +46,7 @@ class AgentNames:
 
 
 class AgentIdentity:
-    """Who the agent is, as titles and transcripts are stored: its name once it initialized, else
+    """Who the agent is, as titles and conversations are stored: its name once it initialized, else
     the name it had last time with this command line (so cached titles show while it is down),
     else the command's name."""
 
@@ -82,9 +82,9 @@ MAX_KEY_CHARS = 200
 
 
 def bounded_key(name: str) -> str:
-    """An agent's name as the key its titles and transcripts are stored under: as it is, or for a
+    """An agent's name as the key its titles and conversations are stored under: as it is, or for a
     name over MAX_KEY_CHARS (a hostile agent's), its start and a hash of the whole (still one key
-    per name, and a transcript header that stays small)."""
+    per name, and a conversation document's header that stays small)."""
     if len(name) <= MAX_KEY_CHARS:
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -3,8 +3,8 @@
 Several agents sit behind one sidecar (`EngineOptions.agent_specs`). Each has its own
 `AgentSupervisor` (started on first use, restarted with backoff after a crash, stopped after
 `agent_idle_stop` seconds without a turn) and its own identity, the key its titles and
-transcripts are stored under. Every session belongs to one agent (`owner`); a command on a
-session goes to that agent, and an agent's requests and updates reach only its own sessions
+conversation documents are stored under. Every session belongs to one agent (`owner`); a command
+on a session goes to that agent, and an agent's requests and updates reach only its own sessions
 (`AgentRequests` in kernel.py).
 """
 

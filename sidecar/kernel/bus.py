@@ -1,7 +1,7 @@
 """The engine's events, and the one small bus its side paths subscribe to.
 
 The parts that decide (the session registry, the turn queue, titling, the agent supervisor)
-publish what happened; the side paths (the transcript documents, titles, reviewed edits, the
+publish what happened; the side paths (the conversation documents, titles, reviewed edits, the
 status, the editor) subscribe to it in `subscribe` (`sidecar/composition.py`), the one place
 that says who reacts to what. Delivery is synchronous, in publication order, and to each
 subscriber in the order it subscribed: an event is handled completely before the publisher goes

@@ -27,7 +27,7 @@ class EngineContext:
     agents: AgentDirectory
 
     def agent_key(self, session_id: str) -> str:
-        """The key a session's titles and transcript are stored under (its agent's identity)."""
+        """The key a session's titles and conversation are stored under (its agent's identity)."""
         return self.agents.key_of(session_id)
 
     def status_changed(self) -> None:

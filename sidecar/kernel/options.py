@@ -39,9 +39,9 @@ class EngineOptions:
     rename_timeout_ms: int = 120_000
     rename_fallback: str = "keep_local"  # keep_local | revert
     titles_max_length: int = 500
-    conversation_max_bytes: int = 4 << 20  # the bound of one transcript document
-    conversations_durable: bool = True  # fsync every transcript write
-    conversation_interval: float = 0.25  # seconds between two writes of a streaming transcript
+    conversation_max_bytes: int = 4 << 20  # the bound of one conversation document
+    conversations_durable: bool = True  # fsync every write of a conversation document
+    conversation_interval: float = 0.25  # seconds between two writes of a streaming conversation
     queue_bound: int = 16
     # How long the agent's question (elicitation/create) waits for the user before it is cancelled.
     elicitation_timeout: float = 600.0

@@ -49,7 +49,7 @@ def _context_blocks(context: PromptContext, embed_context: bool) -> list[JsonObj
             "resource": {"uri": context.uri, "text": context.text, "mimeType": context.mime_type},
         }
         if context.label:
-            block["_meta"] = context_meta(context.label)  # so a replayed transcript names the range too
+            block["_meta"] = context_meta(context.label)  # so a replayed conversation names the range too
         blocks.append(block)
     else:
         # Every agent accepts resource_link and text.
@@ -61,7 +61,7 @@ def _context_blocks(context: PromptContext, embed_context: bool) -> list[JsonObj
 
 def rename_prompt(requested: str) -> tuple[list[JsonObj], JsonObj]:
     """The prompt that asks the agent to rename its session, and the `_meta` that says it plainly
-    (the transcript's own template, so the transcript shows it as one line, live or replayed)."""
+    (the conversation document's own template, so it shows as one line there, live or replayed)."""
     text, meta = rename_prompt_text(requested)
     return [{"type": "text", "text": text}], meta
 

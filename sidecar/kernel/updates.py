@@ -3,7 +3,7 @@
 The ACP client checked the frame's shape (a string `sessionId`, an object `update`); `read_update`
 reads what the engine and the editor side look at, once per frame, so nothing downstream takes the
 agent's dict apart again. A field of the wrong type reads as absent. `raw` is the update as the
-agent sent it: the editor (`acp/sessionUpdate`) and the transcript document get that.
+agent sent it: the editor (`acp/sessionUpdate`) and the conversation document get that.
 
 A *plain text chunk* is a message or thought chunk that holds nothing but a text block (and maybe a
 string `messageId`): the only updates that may be joined with their neighbours, since nothing is

@@ -69,7 +69,7 @@ class SessionLoad:
 
 
 @attrs.frozen
-class SessionTranscript:
+class SessionDocument:
     session_id: NonEmptyStr | None = attrs.field(default=None, alias="sessionId", metadata=NON_EMPTY)
     show: bool = attrs.field(default=False, metadata=TRUE_OR_FALSE)
 
@@ -148,7 +148,7 @@ class ElicitationRespond:
 
 @attrs.frozen
 class ElicitationAnswer:
-    """`acp.elicitation.answer`: a form question answered with its block in a transcript."""
+    """`acp.elicitation.answer`: a form question answered with its block in a conversation document."""
 
     uri: NonEmptyStr | None = attrs.field(default=None, metadata=NON_EMPTY)
     elicitation_id: str | None = attrs.field(default=None, alias="elicitationId", metadata=STRING)

@@ -102,10 +102,10 @@ async def prompt(ls: AcpLanguageServer, args: a.Prompt) -> Any:
     buffer = buffer_at_arrival.get()
     kernel = await ls.ready_kernel()
     documents = ls.features.documents
-    transcript = await documents.identify(args.uri) if args.uri and documents is not None else None
-    if documents is not None and transcript is not None:
-        # The prompt area of a transcript document, or text for its session: nothing attached.
-        result = await documents.prompt(transcript, args.text, ls.default_cwd(None), buffer)
+    identity = await documents.identify(args.uri) if args.uri and documents is not None else None
+    if documents is not None and identity is not None:
+        # The prompt area of a conversation document, or text for its session: nothing attached.
+        result = await documents.prompt(identity, args.text, ls.default_cwd(None), buffer)
     else:
         context = await _context(ls, args.uri, args.range) if args.uri else None
         result = await kernel.actions.prompt(
@@ -302,7 +302,7 @@ def echo_result(ls: AcpLanguageServer, name: str, result: Any) -> None:
         title, tag = ls.clean(result.get("title") or "", 200), _agent_tag(ls, result.get("agent"))
         ls.show_message(types.MessageType.Info, f"ACP session: {title}{tag}")
     elif name == "acp.session.transcript":
-        ls.show_message(types.MessageType.Info, f"ACP transcript: {result.get('uri')}")
+        ls.show_message(types.MessageType.Info, f"ACP conversation document: {result.get('uri')}")
     elif name == "acp.agents":
         listed = [
             f"{'* ' if agent['default'] else ''}{agent['name']} ({agent['state']})"

@@ -74,8 +74,8 @@ class NotifyOptions:
 
 
 @attrs.frozen
-class TranscriptOptions:
-    # Read and checked here; the transcript documents that use them are issue 12's.
+class ConversationOptions:
+    # The conversation documents' options, under the key `transcript` (the wire name, kept).
     show_on_prompt: bool = attrs.field(default=True, alias="showOnPrompt", metadata=_expect("true or false"))
     max_bytes: ConversationBytes = attrs.field(
         default=ConversationBytes(4 << 20),
@@ -122,7 +122,8 @@ class Options:
     rename: RenameOptions = attrs.field(factory=RenameOptions, metadata=_expect("an object"))
     titles: TitleOptions = attrs.field(factory=TitleOptions, metadata=_expect("an object"))
     notify: NotifyOptions = attrs.field(factory=NotifyOptions, metadata=_expect("an object"))
-    transcript: TranscriptOptions = attrs.field(factory=TranscriptOptions, metadata=_expect("an object"))
+    # Named as its key: `transcript` stays the wire name of the conversation documents' options.
+    transcript: ConversationOptions = attrs.field(factory=ConversationOptions, metadata=_expect("an object"))
     elicitation: ElicitationOptions = attrs.field(factory=ElicitationOptions, metadata=_expect("an object"))
     changes: ChangesOptions = attrs.field(factory=ChangesOptions, metadata=_expect("an object"))
 

@@ -32,7 +32,7 @@ class ClientCaps(NamedTuple):
     code_action_literals: bool = False
     show_document: bool = False
     # The editor keeps a view's top as a character that edits map backwards (Helix): text added
-    # above the cursor never scrolls it, so transcript edits are written to move it along.
+    # above the cursor never scrolls it, so edits of a conversation document are written to move it along.
     anchored_view: bool = False
 
 
@@ -105,7 +105,7 @@ class ChangesPort(DiagnosticsPort, Cleaning, Protocol):
 
 
 class ConversationPort(EditorPort, Stopping, Protocol):
-    """Open transcript documents: their buffers, edits to them, showing one."""
+    """Open conversation documents: their buffers, edits to them, showing one."""
 
     def show_document(self, uri: str) -> Awaitable[types.ShowDocumentResult | None]:
         """`window/showDocument` with `takeFocus` (only when `caps.show_document`)."""

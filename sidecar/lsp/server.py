@@ -50,7 +50,7 @@ class LaunchConfig(NamedTuple):
     env_agent: str | None
     request_timeout: float = 60.0
     cancel_timeout: float = 10.0
-    conversation_interval: float = 0.25  # seconds between two edits of a streaming transcript
+    conversation_interval: float = 0.25  # seconds between two edits of a streaming conversation
     client_process_id: int | None = None
     log_file: str | None = None
 

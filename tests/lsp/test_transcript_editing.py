@@ -1,4 +1,4 @@
-"""Transcript documents open in the editor (docs/protocol.md, "Transcript documents"): they grow
+"""Conversation documents open in the editor (docs/protocol.md, "Conversation documents"): they grow
 live through workspace/applyEdit, the user's unsent prompt survives, the prompt area is a prompt
 (code action, acp.prompt {uri}), showDocument, acp.session.transcript.
 

@@ -1,5 +1,5 @@
-"""Transcript documents on disk, over a real LSP pipe with real agents (docs/protocol.md,
-"Transcript documents"): what the file holds, restarts and loads (with and without replay),
+"""Conversation documents on disk, over a real LSP pipe with real agents (docs/protocol.md,
+"Conversation documents"): what the file holds, restarts and loads (with and without replay),
 hostile agent text, two sidecars on one state dir, file modes."""
 
 from __future__ import annotations

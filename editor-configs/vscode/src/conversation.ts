@@ -1,5 +1,5 @@
 // The conversation as the chat view shows it: the session's conversation document
-// (docs/protocol.md, "Transcript documents"), which the sidecar writes and keeps
+// (docs/protocol.md, "Conversation documents"), which the sidecar writes and keeps
 // live in the open document, rendered as Markdown. The sidecar decides what the
 // conversation holds (notices, plans, tool calls, diffs, the user's prompts and
 // the agent's echo of them); this only cuts the document into its turns, so a

@@ -1,6 +1,6 @@
-"""Session transcripts: each session's conversation as a private Markdown document with a prompt
-area at its end (docs/protocol.md, "Transcript documents"). A leaf library: it knows nothing of
-LSP, the ACP transport or the session engine, which call into it.
+"""Conversation documents: each session's conversation as a private Markdown document with a
+prompt area at its end (docs/protocol.md, "Conversation documents"). A leaf library: it knows
+nothing of LSP, the ACP transport or the session engine, which call into it.
 
 - :class:`Renderer` (one per session) turns prompts, ``session/update`` s and turn ends into
   Markdown, streaming, and hands it out in :class:`Batch` es.

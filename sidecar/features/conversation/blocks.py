@@ -1,4 +1,4 @@
-"""Escape untrusted Markdown so that it can never forge the transcript's own structure.
+"""Escape untrusted Markdown so that it can never forge the conversation document's own structure.
 
 Agent (and user) text is Markdown and should render as such: lists, emphasis, code blocks. What it
 must not do is make a heading, a thematic break, an HTML block (an HTML comment can swallow the rest

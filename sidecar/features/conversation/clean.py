@@ -1,4 +1,4 @@
-"""Text for the transcript documents: the text-safety rules, and Markdown code spans.
+"""Text for the conversation documents: the text-safety rules, and Markdown code spans.
 
 Untrusted text is made safe by :mod:`sidecar.text_safety` (one escape and surrogate policy for the
 whole sidecar): multi-line text (messages) through :class:`TextCleaner`, which works on a stream of

@@ -1,4 +1,5 @@
-"""Each session's transcript document (docs/protocol.md, "Transcript documents"), written as it streams.
+"""Each session's conversation document (docs/protocol.md, "Conversation documents"), written as it
+streams.
 
 The composition subscribes these methods to the kernel's events (`sidecar/composition.py`): a
 session was opened, a prompt sent, an update arrived (live or replayed), a turn ended, the mode,
@@ -57,7 +58,7 @@ _JOINED = frozenset({"agent_message_chunk", "agent_thought_chunk"})
 # twice per interval.
 BIG_CHUNK = 16 * 1024  # characters
 MAX_UNSAVED = 256  # batches kept while the disk refuses them; the oldest are dropped beyond this
-REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing transcript
+REPORT_EVERY = 30.0  # seconds between two messages to the user about a failing document
 CLOSE_WAIT = 10.0  # seconds shutdown waits for the last writes
 # Seconds a replayed history is held before it is written: the editor waits for the load's
 # answer, and rendering while the replay is read would share the interpreter with reading it (a
@@ -66,7 +67,7 @@ REPLAY_HOLD = 2.0
 
 
 class Conversations:
-    """The transcript documents of this process's sessions (see the module doc)."""
+    """The conversation documents of this process's sessions (see the module doc)."""
 
     def __init__(self, ctx: EngineContext, title_of: TitleOf, events: ConversationEvents) -> None:
         options = ctx.options
@@ -79,7 +80,7 @@ class Conversations:
         self._title_of = title_of
         # A daemon thread: a write stuck in the kernel (a dead mount) never keeps the process
         # from exiting once `aclose` gave up waiting for it.
-        self._executor = DaemonWorker("transcripts")
+        self._executor = DaemonWorker("transcripts")  # its threads' name, which a test checks
         self._by_session: dict[str, Conversation] = {}
         self._interval = options.conversation_interval
         self._reported_at = float("-inf")
@@ -237,7 +238,7 @@ class Conversations:
             return
         self._retitles[(self._agent_key(session_id), session_id)] = title
         if self._retitler is None or self._retitler.done():
-            self._retitler = self._spawn(self._retitle_existing(), "transcript-retitles")
+            self._retitler = self._spawn(self._retitle_existing(), "conversation-retitles")
 
     async def _retitle_existing(self) -> None:
         """Retitle the documents that exist of the sessions in `_retitles`, a burst per job."""
@@ -334,7 +335,7 @@ class Conversations:
             return
         if conversation.flusher is None or conversation.flusher.done():
             conversation.flusher = self._spawn(
-                self._flush_while_busy(conversation), f"transcript-{conversation.session_id}"
+                self._flush_while_busy(conversation), f"conversation-{conversation.session_id}"
             )
 
     async def _flush_while_busy(self, conversation: Conversation) -> None:
@@ -387,7 +388,7 @@ class Conversations:
                 change = operation()
             except Exception as exc:
                 outcome.problems.append(describe(exc))
-                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                log.warning("the conversation document of %s: %r", conversation.session_id, exc, exc_info=exc)
                 continue
             if change is not None:
                 outcome.changes.append(change)
@@ -401,7 +402,7 @@ class Conversations:
             batch = conversation.renderer.take()
         except Exception as exc:
             outcome.problems.append(describe(exc))
-            log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+            log.warning("the conversation document of %s: %r", conversation.session_id, exc, exc_info=exc)
             batch = None
         if batch is not None:
             conversation.unsaved.append(batch)
@@ -419,7 +420,7 @@ class Conversations:
             except Exception as exc:
                 conversation.unsaved.popleft()  # it would fail again: do not let it block the rest
                 outcome.problems.append(describe(exc))
-                log.warning("transcript of %s: %r", conversation.session_id, exc, exc_info=exc)
+                log.warning("the conversation document of %s: %r", conversation.session_id, exc, exc_info=exc)
                 continue
             conversation.unsaved.popleft()
             if change is not None:
@@ -476,6 +477,8 @@ class Conversations:
                 # The worker runs jobs in order: this one ends after those cancelled flushers left.
                 await asyncio.get_running_loop().run_in_executor(self._executor, lambda: None)
         except TimeoutError:
-            log.warning("transcripts: the last writes took over %g s; some may be missing", CLOSE_WAIT)
+            log.warning(
+                "conversation documents: the last writes took over %g s; some may be missing", CLOSE_WAIT
+            )
         self._closed = True
         self._executor.shutdown(wait=False)

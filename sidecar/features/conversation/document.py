@@ -1,4 +1,4 @@
-"""The transcript document's fixed parts and the text operations on it, store and editor alike.
+"""The conversation document's fixed parts and the text operations on it, store and editor alike.
 
 A document is ``header + conversation + separator + prompt area [+ the user's unsent prompt]``:
 
@@ -46,6 +46,8 @@ __all__ = [
     "separator_for",
 ]
 
+# The header line that names a document's agent and session: on disk and read by the editors, so
+# it keeps the old word.
 IDENTITY_PREFIX = "<!-- acp-sidecar transcript"
 UNTITLED = "Untitled session"
 TITLE_LIMIT = 500

@@ -28,7 +28,7 @@ class Documents:
         kernel.on_closing(self.conversations.stop_flushing)
         kernel.after_agents_stop("writing the conversation documents", self.conversations.aclose)
 
-    async def transcript(self, session_id: str | None) -> JsonObj:
+    async def of_session(self, session_id: str | None) -> JsonObj:
         """`{sessionId, uri}` of a session's conversation document, created when missing: a
         session of this process (the active one by default), or any session the catalogue knows."""
         registry = self._kernel.registry

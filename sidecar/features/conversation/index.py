@@ -1,4 +1,4 @@
-"""The private index of the items a transcript document holds (``.SESSION.keys`` next to it), so
+"""The private index of the items a conversation document holds (``.SESSION.keys`` next to it), so
 that a replayed history is merged with the document instead of added twice.
 
 One key per line, appended once the item's text is in the document. The index is only ever
@@ -85,7 +85,7 @@ class ItemIndex:
             return
         if entry.failing:
             entry.failing = False
-            self._notice(f"the transcript index {path} is saved again")
+            self._notice(f"the document's index {path} is saved again")
 
     # ------------------------------------------------------------------ machinery
 
@@ -189,7 +189,7 @@ class ItemIndex:
             raise OSError(exc.errno, why, str(path)) from None
         else:
             self._notice(
-                f"the transcript index {path} was not a regular file but {_kind(mode)}: "
+                f"the document's index {path} was not a regular file but {_kind(mode)}: "
                 f"moved it aside to {aside.name} and started a new one"
             )
         known = list(entry.counts.elements())
@@ -201,7 +201,7 @@ class ItemIndex:
     def _refused(self, path: Path, entry: _Entry, what: str) -> None:
         if not entry.failing:
             entry.failing = True
-            self._notice(f"the transcript index {path}: {what}")
+            self._notice(f"the document's index {path}: {what}")
 
     def _notice(self, message: str) -> None:
         log.warning("%s", message)

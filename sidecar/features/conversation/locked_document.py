@@ -1,4 +1,4 @@
-"""One transcript document during one locked operation of the store (store.py): read (only its
+"""One conversation document during one locked operation of the store (store.py): read (only its
 end while the file is still what the store wrote last, :class:`Known`; else parsed whole and
 repaired), changed, written whole. Appending a batch is appending.py's.
 """

@@ -12,12 +12,12 @@ if TYPE_CHECKING:
     from sidecar.lsp import arguments as a
 
 
-@command("acp.session.transcript", "SessionTranscript", "sessionId")
-async def session_transcript(ls: AcpLanguageServer, args: a.SessionTranscript) -> Any:
+@command("acp.session.transcript", "SessionDocument", "sessionId")
+async def session_document(ls: AcpLanguageServer, args: a.SessionDocument) -> Any:
     from sidecar.features.conversation.feature import Documents  # with the engine, not at start-up
 
     kernel = await ls.ready_kernel()
-    result = await kernel.feature(Documents).transcript(args.session_id)
+    result = await kernel.feature(Documents).of_session(args.session_id)
     if args.show:
         ls.features.show(result["sessionId"])
     return result

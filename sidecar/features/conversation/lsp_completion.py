@@ -1,4 +1,4 @@
-"""Completion in the prompt area of a transcript document (docs/protocol.md, "Completion"):
+"""Completion in the prompt area of a conversation document (docs/protocol.md, "Completion"):
 `/` at the start of the prompt offers the agent's commands, `@` the workspace's files and the
 open buffers. Nothing is offered anywhere else: not in other documents, not above the marker.
 """
@@ -118,7 +118,7 @@ class PromptCompletion:
         return folders[0] if folders else None
 
     def _open_buffers(self, folder: str) -> list[str]:
-        """Open documents inside `folder` (relative paths), transcripts left out."""
+        """Open documents inside `folder` (relative paths), conversation documents left out."""
         found = []
         prefix = folder.rstrip(os.sep) + os.sep
         for uri in list(self.ls.workspace.text_documents):

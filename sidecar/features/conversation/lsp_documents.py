@@ -1,6 +1,7 @@
-"""Transcript documents open in the editor follow their file (docs/protocol.md, "Transcript documents").
+"""Conversation documents open in the editor follow their file (docs/protocol.md, "Conversation
+documents").
 
-The engine reports every change it makes to a transcript file (`on_conversation_change`). While the
+The engine reports every change it makes to a conversation file (`on_conversation_change`). While the
 document is open (`didOpen` seen, no `didClose` yet), the same change is made to the editor's
 buffer through `workspace/applyEdit`, above the prompt area, so that what the user types there is
 never touched. One edit is in flight per document and edits are at least `interval` apart
@@ -13,8 +14,8 @@ changes that pile up meanwhile become one edit that makes the buffer equal to th
 versioned edits), so an editor that changed meanwhile refuses it and the next edit starts over
 from what the editor has.
 
-Also here: the prompt area as a prompt (`acp.prompt` with a transcript `uri`), and showing a
-session's document (`window/showDocument`).
+Also here: the prompt area as a prompt (`acp.prompt` with a conversation document's `uri`), and
+showing a session's document (`window/showDocument`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ SHOW_TIMEOUT = 30.0
 
 @dataclass(eq=False)
 class _Open:
-    """One transcript document open in the editor."""
+    """One conversation document open in the editor."""
 
     uri: str  # as the editor names it
     agent: str
@@ -76,7 +77,7 @@ class _Open:
 
 
 class ConversationDocs:
-    """The transcript documents open in the editor (see the module doc)."""
+    """The conversation documents open in the editor (see the module doc)."""
 
     def __init__(
         self,
@@ -96,7 +97,7 @@ class ConversationDocs:
 
     # ------------------------------------------------------------------ which documents
     def opened(self, uri: str) -> None:
-        task = self._tasks.spawn(self._track(uri), "transcript-open")
+        task = self._tasks.spawn(self._track(uri), "conversation-open")
         self._tracking.add(task)
         task.add_done_callback(self._tracking.discard)
 
@@ -108,7 +109,7 @@ class ConversationDocs:
     async def _track(self, uri: str) -> None:
         identity = await self.identify(uri)
         if identity is None or self._text_document(uri) is None:
-            return  # not a transcript, or closed meanwhile
+            return  # not a conversation document, or closed meanwhile
         store = self._store()
         assert store is not None  # identify() found one
         key = store.uri(*identity)
@@ -133,7 +134,7 @@ class ConversationDocs:
             doc.edited.set()
 
     async def identify(self, uri: str) -> tuple[str, str] | None:
-        """(agent, session) when `uri` is a transcript document, else None."""
+        """(agent, session) when `uri` is a conversation document, else None."""
         key = self._key_of.get(uri)
         if key is not None and key in self._open:
             doc = self._open[key]
@@ -144,7 +145,7 @@ class ConversationDocs:
         return await asyncio.to_thread(store.identify, uri)
 
     def identity(self, uri: str) -> tuple[str, str] | None:
-        """(agent, session) of an open transcript document (no I/O), else None."""
+        """(agent, session) of an open conversation document (no I/O), else None."""
         key = self._key_of.get(uri)
         doc = self._open.get(key) if key is not None else None
         return (doc.agent, doc.session_id) if doc is not None else None
@@ -178,7 +179,7 @@ class ConversationDocs:
 
     def _kick(self, doc: _Open) -> None:
         if doc.pump is None or doc.pump.done():
-            doc.pump = self._tasks.spawn(self._pump(doc), f"transcript-edits-{doc.session_id}")
+            doc.pump = self._tasks.spawn(self._pump(doc), f"conversation-edits-{doc.session_id}")
 
     async def _pump(self, doc: _Open) -> None:
         loop = asyncio.get_running_loop()
@@ -295,20 +296,20 @@ class ConversationDocs:
         try:
             result = await asyncio.wait_for(
                 self.port.apply_workspace_edit(
-                    types.ApplyWorkspaceEditParams(edit=workspace_edit, label="ACP transcript")
+                    types.ApplyWorkspaceEditParams(edit=workspace_edit, label="ACP conversation")
                 ),
                 self.port.request_timeout,
             )
         except TimeoutError:
-            log.warning("the editor did not answer a transcript edit of %s", doc.uri)
+            log.warning("the editor did not answer an edit of the conversation document %s", doc.uri)
             return False
         except Exception as exc:
-            log.warning("a transcript edit of %s failed: %r", doc.uri, exc)
+            log.warning("an edit of the conversation document %s failed: %r", doc.uri, exc)
             return False
         applied = bool(result is not None and getattr(result, "applied", False))
         if not applied:
             log.info(
-                "the editor refused a transcript edit of %s: %s",
+                "the editor refused an edit of the conversation document %s: %s",
                 doc.uri,
                 getattr(result, "failure_reason", None),
             )
@@ -342,7 +343,7 @@ class ConversationDocs:
         default_cwd: str | None,
         buffer: str | None = None,
     ) -> JsonObj:
-        """`acp.prompt` with a transcript document's `uri`: to that document's session; without
+        """`acp.prompt` with a conversation document's `uri`: to that document's session; without
         `text`, what the user wrote in its prompt area (then cleared, in the editor and the file).
 
         `buffer`: the editor's text of the document when the command arrived (None: not open).
@@ -354,12 +355,12 @@ class ConversationDocs:
 
         agent, session_id = identity
         conversations = kernel.feature(Documents).conversations
-        # Any configured agent's transcript continues with that agent (started when it is not).
+        # Any configured agent's conversation continues with that agent (started when it is not).
         owner = kernel.agents.directory.name_of_key(agent)
         if owner is None:
             configured = ", ".join(kernel.agents.directory.specs)
             raise errors.invalid(
-                f"this transcript belongs to the agent {agent!r}, which is not configured here "
+                f"this conversation belongs to the agent {agent!r}, which is not configured here "
                 f"(configured: {configured}); add it to initializationOptions.agents to continue it"
             )
         store = conversations.store
@@ -377,7 +378,7 @@ class ConversationDocs:
                 text = prompt_text(document) if document is not None else None
             if not text:
                 raise errors.invalid(
-                    "the prompt area of this transcript is empty: write your prompt below its marker "
+                    "the prompt area of this conversation is empty: write your prompt below its marker "
                     'line, then run "Send to agent" again'
                 )
         assert text is not None
@@ -395,7 +396,7 @@ class ConversationDocs:
         """Open the session's document in the editor once what is queued for it is written
         (in the background: a command's answer never waits for the editor's)."""
         if self.port.caps.show_document:
-            self._tasks.spawn(self._show(kernel, session_id, unless_open), "transcript-show")
+            self._tasks.spawn(self._show(kernel, session_id, unless_open), "conversation-show")
 
     async def _show(self, kernel: Kernel, session_id: str, unless_open: bool) -> None:
         from sidecar.features.conversation.feature import Documents
@@ -407,7 +408,7 @@ class ConversationDocs:
                 return
             await asyncio.wait_for(self.port.show_document(uri), SHOW_TIMEOUT)
         except Exception as exc:
-            log.warning("showing the transcript of %s: %r", session_id, exc)
+            log.warning("showing the conversation document of %s: %r", session_id, exc)
 
 
 def _first_piece(edits: list[TextEdit]) -> tuple[list[TextEdit], tuple[TextEdit, str] | None]:

@@ -99,7 +99,7 @@ class ConversationLsp(LspFeature):
 
 
 def _register_navigation(server: AcpLanguageServer) -> None:
-    """Completion in the prompt area, outline, folds and links of transcript documents, sessions
+    """Completion in the prompt area, outline, folds and links of conversation documents, sessions
     as workspace symbols (docs/protocol.md, "Composing and navigating")."""
     completion = PromptCompletion(server)
 

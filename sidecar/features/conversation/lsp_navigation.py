@@ -1,5 +1,5 @@
 """Finding one's way in conversations with plain LSP (docs/protocol.md, "Navigation"):
-the turns of a transcript document as symbols, its turns and blocks as folds, the files it names
+the turns of a conversation document as symbols, its turns and blocks as folds, the files it names
 as links, and every session of the title cache as a workspace symbol that opens its document.
 """
 
@@ -36,7 +36,7 @@ def encoding_of(ls: AcpLanguageServer) -> str:
 
 
 async def _outline_of(ls: AcpLanguageServer, uri: str) -> tuple[Outline, list[str], str] | None:
-    """The outline, lines and session of a transcript document (None for any other document)."""
+    """The outline, lines and session of a conversation document (None for any other document)."""
     identity = await ls.features.identify(uri)
     if identity is None:
         return None
@@ -187,7 +187,7 @@ async def _document_uri(ls: AcpLanguageServer, session_id: str) -> str | None:
     path = documents.conversations.store.path(kernel.agents.directory.key_of(session_id), session_id)
     if not await asyncio.to_thread(path.exists):
         try:
-            return str((await documents.transcript(session_id))["uri"])
+            return str((await documents.of_session(session_id))["uri"])
         except Exception:
             return None
     return path.as_uri()

@@ -1,4 +1,5 @@
-"""Where transcripts live: safe, readable file names from untrusted agent names and session ids.
+"""Where conversation documents live: safe, readable file names from untrusted agent names and
+session ids.
 
 ``STATE/transcripts/AGENT/SESSION.md``. A name keeps ``[A-Za-z0-9._-]``; anything else becomes
 ``_``, a leading dot is replaced (no hidden files, no ``.``/``..``), long names are cut, and a name

@@ -1,4 +1,4 @@
-"""The structure of a transcript document as an editor navigates it: its turns (for symbols),
+"""The structure of a conversation document as an editor navigates it: its turns (for symbols),
 the blocks that fold, and the file paths it names (for links). Read from the text itself, so an
 edited or reloaded document is outlined as it is. Lines split at \\n, \\r\\n and \\r, as in LSP.
 """

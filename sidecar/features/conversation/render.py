@@ -1,4 +1,4 @@
-"""Turns one session's conversation events into transcript Markdown, incrementally.
+"""Turns one session's conversation events into the Markdown of its document, incrementally.
 
 The engine calls :meth:`Renderer.prompt` when a prompt turn starts, :meth:`Renderer.update` with
 every ``session/update``, :meth:`Renderer.turn_ended` when a turn ends, and :meth:`Renderer.take`
@@ -63,7 +63,7 @@ ECHO_LINE = "_The agent reported a user message that was not sent from here:_\n"
 
 
 class Renderer:
-    """One session's transcript writer (see the module doc). Not thread-safe; cheap to create."""
+    """One session's conversation document writer (see the module doc). Not thread-safe; cheap to create."""
 
     def __init__(self, *, cwd: str | None = None, clock: Callable[[], datetime] | None = None) -> None:
         self.cwd = cwd

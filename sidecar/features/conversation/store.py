@@ -1,4 +1,4 @@
-"""Transcript documents on disk: one private Markdown file per (agent, session), shared by every
+"""Conversation documents on disk: one private Markdown file per (agent, session), shared by every
 sidecar on the state dir.
 
 Every change is one read-modify-write under an exclusive lock on the document (a
@@ -42,7 +42,7 @@ CEILING_BYTES = 64 * 1024 * 1024
 
 
 class ConversationStore:
-    """The transcript documents under ``STATE/transcripts`` (see the module doc)."""
+    """The conversation documents under ``STATE/transcripts`` (see the module doc)."""
 
     def __init__(
         self,

@@ -46,7 +46,7 @@ class FollowAgent:
         self._shown: tuple[str, int] | None = None
 
     def typed(self) -> None:
-        """The user changed a buffer (not one the sidecar writes, like a transcript)."""
+        """The user changed a buffer (not one the sidecar writes, like a conversation document)."""
         self._typed_at = self._now()
 
     def on_update(self, routed: Routed) -> None:

@@ -30,13 +30,13 @@ async def elicitation_answer(ls: AcpLanguageServer, args: a.ElicitationAnswer) -
     buffer = buffer_at_arrival.get()
     await ls.ready_kernel()
     if args.uri is None:
-        raise invalid("uri is required: the transcript document that holds the question")
+        raise invalid("uri is required: the conversation document that holds the question")
     if buffer is None:
         # Not open in the editor: the file (the block as the sidecar wrote it, or saved answers).
         documents = ls.features.documents
         identity = await documents.identify(args.uri) if documents is not None else None
         if documents is None or identity is None:
-            raise invalid(f"{args.uri[:200]} is not a transcript document")
+            raise invalid(f"{args.uri[:200]} is not a conversation document")
         buffer = await documents.saved_text(identity)
     await (await questions(ls)).respond_from_document(args.elicitation_id, buffer or "")
     return {}

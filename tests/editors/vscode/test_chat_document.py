@@ -1,7 +1,7 @@
-"""The chat view shows the session's transcript document: what the sidecar decided once, as Markdown.
+"""The chat view shows the session's conversation document: what the sidecar decided once, as Markdown.
 
 A notice, a streamed answer, a tool call and an agent's diff each show in the chat
-as the transcript document has them (docs/protocol.md, "Transcript documents").
+as the conversation document has them (docs/protocol.md, "Conversation documents").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 -- The chat: a window on the session's conversation document, the Markdown
--- file the sidecar keeps for every session (docs/protocol.md, "Transcript
+-- file the sidecar keeps for every session (docs/protocol.md, "Conversation
 -- documents"). The sidecar grows it while it is open (workspace/applyEdit);
 -- what the user writes below its marker line (the input area) is the next
 -- prompt, sent with acp.prompt {uri}. The plugin keeps no conversation of its
