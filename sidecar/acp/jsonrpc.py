@@ -10,6 +10,11 @@ This is the relay's hot path (one pass per agent frame): frames are split from
 each read in one go, parsed once (msgspec, json.loads for what it refuses),
 and queued as plain tuples in a bounded deque with the two wake-ups it needs,
 not through `asyncio.Queue`'s layers.
+
+The dispatcher hands the loop back every `DISPATCH_SLICE` seconds of work: a burst of
+thousands of queued frames (each one read, routed, relayed to the editor) would otherwise be
+one callback, and the editor's requests would wait behind all of it. Nothing is reordered:
+the one dispatcher takes up the queue where it left it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ log = logging.getLogger(__name__)
 CANCEL_METHOD = "$/cancel_request"
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
+DISPATCH_SLICE = 0.005  # seconds the dispatcher works before the loop gets a turn
 
 
 @functools.cache
@@ -374,10 +380,17 @@ class JsonRpcConnection:
         queue = self._queue
         half = self._queue_size // 2
         loop = asyncio.get_running_loop()
+        clock = loop.time
+        turn_ends = clock() + DISPATCH_SLICE
         while True:
             if not queue:
                 ready = self._queue_ready = loop.create_future()
                 await ready
+                turn_ends = clock() + DISPATCH_SLICE
+                continue
+            if clock() >= turn_ends:
+                await asyncio.sleep(0)  # the loop's turn: the editor's requests, the other tasks
+                turn_ends = clock() + DISPATCH_SLICE
                 continue
             item = queue.popleft()
             if self._queue_room is not None and len(queue) <= half:

@@ -121,3 +121,27 @@ async def test_conversation_a_huge_answer(workspace: Path, state_dir: Path) -> N
                 "#answer=4000000 #piece=4000 #para=12 a huge answer", timeout=180
             )
         assert end["stopReason"] == "end_turn"
+
+
+async def test_titles_bursts_of_2000_titles(workspace: Path, state_dir: Path) -> None:
+    """The agent writes 2000 `session_info_update`s at once, five times over: each one is read,
+    relayed, titled and saved, and the editor's requests are answered between them (the
+    dispatcher of acp/jsonrpc.py works in slices)."""
+    info = {
+        "sessionUpdate": "session_info_update",
+        "updatedAt": "2026-12-07T10:00:00Z",
+        "_meta": {"demo": {"step": "{i}"}},
+    }
+    bursts = [{"update": {**info, "title": f"burst {k} title {{i}}"}, "times": 2000} for k in range(5)]
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        async with status_answered(ed, "titles"):
+            await scripted(ed, bursts, timeout=120)
+            last = "burst 4 title 1999"
+            await ed.wait_for("acp/sessionInfo", lambda p: p.get("title") == last, timeout=60)
+        relayed = [
+            u for u in ed.of("acp/sessionUpdate") if u["update"]["sessionUpdate"] == "session_info_update"
+        ]
+        assert len(relayed) == 10_000 and relayed[-1]["update"]["title"] == last
+        listed = await ed.command("acp.session.list")
+        assert any(s["sessionId"] == sid and s["title"] == last for s in listed["sessions"]), listed
