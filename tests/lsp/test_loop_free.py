@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from tests.lsp.buffers import Buffers
 from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_agent_changes import diagnostics
 from tests.lsp.test_commands import expect_error
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
 
@@ -121,6 +123,31 @@ async def test_conversation_a_huge_answer(workspace: Path, state_dir: Path) -> N
                 "#answer=4000000 #piece=4000 #para=12 a huge answer", timeout=180
             )
         assert end["stopReason"] == "end_turn"
+
+
+async def test_edits_a_buffer_of_20000_lines_rewritten_by_the_user(workspace: Path, state_dir: Path) -> None:
+    """The user's buffer changes whole (an editor that sends full text): the hunks follow through a
+    diff of the buffer before and after, every other line of 20 000 changed."""
+    target = workspace / "generated.txt"
+    lines = [f"line {i} of a generated file\n" for i in range(20_000)]
+    target.write_text("".join(lines))
+    written = list(lines)
+    for at in (0, 10_000, 19_999):
+        written[at] = f"AGENT WROTE LINE {at}\n"
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        uri = ed.open(target)
+        results = await scripted(ed, [{"write": str(target), "content": "".join(written)}], timeout=120)
+        assert "result" in results[0], results
+        assert [d.range.start.line for d in await diagnostics(ed, uri, 3)] == [0, 10_000, 19_999]
+        rewritten = [line.upper() if i % 2 and 0 < i < 19_999 else line for i, line in enumerate(written)]
+        async with status_answered(ed, "edits (the user's buffer)"):
+            ed.change(uri, "".join(rewritten))
+            # Past its time the diff is one block between the first and the last changed line:
+            # the agent's line inside it is the user's now, the first and the last stay.
+            found = await diagnostics(ed, uri, 2, timeout=60)
+        assert [d.range.start.line for d in found] == [0, 19_999]
 
 
 async def test_titles_bursts_of_2000_titles(workspace: Path, state_dir: Path) -> None:

@@ -8,7 +8,9 @@ hunks and `MAX_CHARS` characters of their text; the oldest go first. Pure: no I/
 
 The diff of one write (`diff_write`) is quadratic on a file changed all over (a formatter, a
 generated file): it runs on the kernel's worker, and past `DIFF_BUDGET` seconds the write is
-one coarse hunk (the lines between the common start and end) instead.
+one coarse hunk (the lines between the common start and end) instead. So does the diff of an
+editor buffer changed whole (`buffer_edits`, `buffer_steps.py`): past its budget it is one coarse
+edit, which drops the hunks inside it and moves those below.
 """
 
 from __future__ import annotations
@@ -72,7 +74,23 @@ def line_edit(start_line: int, start_char: int, end_line: int, end_char: int, te
 def line_edits_between(old: list[str], new: list[str]) -> list[LineEdit]:
     """The line edits that turn `old` into `new`, last first (each one's numbers hold when applied
     in that order)."""
-    return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in changed_blocks(old, new)][::-1]
+    return _edits_of(changed_blocks(old, new))
+
+
+def buffer_edits(before: str, after: str, budget: float | None = DIFF_BUDGET) -> list[LineEdit]:
+    """`line_edits_between` the lines of two texts of a buffer, for the worker: past `budget`
+    seconds, one coarse edit between the common first and last lines (None: no bound)."""
+    return _edits_of(changed_blocks(lines_of(before), lines_of(after), budget))
+
+
+def coarse_edits(before: str, after: str) -> list[LineEdit]:
+    """The one edit between the common first and last lines of two texts (linear)."""
+    old, new = lines_of(before), lines_of(after)
+    return [] if old == new else _edits_of([_coarse_block(old, new)])
+
+
+def _edits_of(blocks: list[Block]) -> list[LineEdit]:
+    return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in blocks][::-1]
 
 
 # Lines [i1, i2) of the old text that became lines [j1, j2) of the new one.
