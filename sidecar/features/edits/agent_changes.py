@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sidecar.kernel.worker import checkpoint
+from sidecar.kernel.bounded_diff import Block, BoundedMatcher, OutOfTime, coarse_block
 
 MAX_HUNKS = 2000  # per session
 MAX_CHARS = 4 << 20  # per session: old and new text of its hunks together
@@ -86,36 +86,11 @@ def buffer_edits(before: str, after: str, budget: float | None = DIFF_BUDGET) ->
 def coarse_edits(before: str, after: str) -> list[LineEdit]:
     """The one edit between the common first and last lines of two texts (linear)."""
     old, new = lines_of(before), lines_of(after)
-    return [] if old == new else _edits_of([_coarse_block(old, new)])
+    return [] if old == new else _edits_of([coarse_block(old, new)])
 
 
 def _edits_of(blocks: list[Block]) -> list[LineEdit]:
     return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in blocks][::-1]
-
-
-# Lines [i1, i2) of the old text that became lines [j1, j2) of the new one.
-Block = tuple[int, int, int, int]
-
-
-class _OutOfTime(Exception):
-    pass
-
-
-class _BoundedMatcher(difflib.SequenceMatcher[str]):
-    """difflib's matcher that gives up past `deadline` (and when its worker job is given up):
-    each search for the longest match is linear, there are as many as there are matches."""
-
-    def __init__(self, old: list[str], new: list[str], deadline: float) -> None:
-        self._deadline = deadline
-        super().__init__(None, old, new, autojunk=False)
-
-    def find_longest_match(
-        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
-    ) -> difflib.Match:
-        checkpoint()
-        if time.monotonic() > self._deadline:
-            raise _OutOfTime
-        return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 def changed_blocks(old: list[str], new: list[str], budget: float | None = None) -> list[Block]:
@@ -124,21 +99,11 @@ def changed_blocks(old: list[str], new: list[str], budget: float | None = None) 
     if budget is None:
         matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     else:
-        matcher = _BoundedMatcher(old, new, time.monotonic() + budget)
+        matcher = BoundedMatcher(old, new, time.monotonic() + budget, autojunk=False)
     try:
         return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-    except _OutOfTime:
-        return [_coarse_block(old, new)]
-
-
-def _coarse_block(old: list[str], new: list[str]) -> Block:
-    start, most = 0, min(len(old), len(new))
-    while start < most and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < most - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    return start, len(old) - end, start, len(new) - end
+    except OutOfTime:
+        return [coarse_block(old, new)]
 
 
 @attrs.frozen
