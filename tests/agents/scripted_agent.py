@@ -24,6 +24,8 @@ Steps:
   {"wait_file": PATH}                        wait (up to 30 s) until PATH exists: a test's signal
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
+  {"include": PATH}                          the steps of that JSON file (a list), in place (the
+                                             RESULT indexes count them): big input, small prompt
 
 A step with "brief": true reports its result with every string over 200 characters replaced by
 its length ("<N chars>"): a big answer (a terminal's output) is not echoed into the conversation.
@@ -101,6 +103,7 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
     except ValueError:
         steps = []
     stop = "end_turn"
+    steps = [s for step in steps for s in (_included(step["include"]) if "include" in step else [step])]
     for index, step in enumerate(steps):
         result: Any = None
         if "read" in step:
@@ -229,6 +232,12 @@ async def main() -> None:
             pass
         elif "id" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": f"no {method}"}})
+
+
+def _included(path: str) -> list[Any]:
+    with open(path, encoding="utf-8") as handle:
+        included: list[Any] = json.load(handle)
+    return included
 
 
 def _long_name() -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -148,6 +149,40 @@ async def test_edits_a_buffer_of_20000_lines_rewritten_by_the_user(workspace: Pa
             # the agent's line inside it is the user's now, the first and the last stay.
             found = await diagnostics(ed, uri, 2, timeout=60)
         assert [d.range.start.line for d in found] == [0, 19_999]
+
+
+async def test_conversation_diffs_of_4000_lines_changed_every_other_line(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """A tool call carries 20 diffs as big as the document shows (4000 lines each, every other one
+    changed: difflib's worst case, 0.3 s each). They are rendered in the conversation's thread,
+    off the loop, and bounded in time (elements.DIFF_TIME, DIFFS_TIME): past it a diff is one
+    change, and the document, every session's, is not held up for seconds (5-6 s unbounded)."""
+    old = [f"line {i} of a generated file" for i in range(2000)]
+    new = [line.upper() if i % 2 else line for i, line in enumerate(old)]
+    diffs = [
+        {
+            "type": "diff",
+            "path": str(workspace / f"f{n}.txt"),
+            "oldText": "\n".join(old),
+            "newText": "\n".join(new),
+        }
+        for n in range(20)
+    ]
+    call = {"sessionUpdate": "tool_call", "toolCallId": "big", "title": "rewrite", "kind": "edit"}
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([{"update": {**call, "status": "completed", "content": diffs}}]))
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        async with status_answered(ed, "conversation (diffs)"):
+            began = time.monotonic()
+            await scripted(ed, [{"include": str(steps)}], timeout=120)
+            transcript = await ed.command("acp.session.transcript", timeout=120)
+            took = time.monotonic() - began
+        text = Path(transcript["uri"].removeprefix("file://")).read_text()
+        assert text.count("Diff of `f") == 20, text[-3000:]
+        coarse = text.count("it took too long to diff")
+        assert took < 3, f"the document took {took:.1f} s to write ({coarse} of 20 diffs coarse)"
 
 
 async def test_titles_bursts_of_2000_titles(workspace: Path, state_dir: Path) -> None:
