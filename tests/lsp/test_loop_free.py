@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -207,3 +208,40 @@ async def test_titles_bursts_of_2000_titles(workspace: Path, state_dir: Path) ->
         assert len(relayed) == 10_000 and relayed[-1]["update"]["title"] == last
         listed = await ed.command("acp.session.list")
         assert any(s["sessionId"] == sid and s["title"] == last for s in listed["sessions"]), listed
+
+
+async def test_terminals_a_command_that_prints_20_mb(workspace: Path, state_dir: Path) -> None:
+    """A client terminal whose command prints 20 MB, shown in a tool call, kept to the largest
+    output limit (4 MiB); the agent waits for its exit and reads it all."""
+    code = (
+        "import sys\nline = ('é' * 49 + '\\n').encode() * 1024\n"
+        "for _ in range(200): sys.stdout.buffer.write(line)"
+    )
+    create = {"command": sys.executable, "args": ["-c", code], "outputByteLimit": 4 * 1024 * 1024}
+    show = {"sessionUpdate": "tool_call", "toolCallId": "flood", "title": "flood", "kind": "execute"}
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        ids = {"sessionId": sid, "terminalId": "term-1"}
+        steps: list[dict[str, Any]] = [
+            {"request": "terminal/create", "params": {"sessionId": sid, **create}},
+            {
+                "update": {
+                    **show,
+                    "status": "in_progress",
+                    "content": [{"type": "terminal", "terminalId": "term-1"}],
+                }
+            },
+            {"request": "terminal/wait_for_exit", "params": ids},
+            {"request": "terminal/output", "params": ids, "brief": True},
+            {"request": "terminal/release", "params": ids},
+        ]
+        async with status_answered(ed, "terminals"):
+            results = await scripted(ed, steps, timeout=120)
+            transcript = await ed.command("acp.session.transcript", timeout=60)
+        assert results[0]["result"] == {"terminalId": "term-1"}, results
+        assert results[2]["result"] == {"exitCode": 0, "signal": None}, results
+        assert results[3]["result"]["truncated"] is True, results
+        # The last 4 MiB of lines of 49 two-byte characters and a line end, cut at a character.
+        assert 2_118_300 <= int(results[3]["result"]["output"].strip("<> chars")) <= 2_118_340, results
+        text = Path(transcript["uri"].removeprefix("file://")).read_text()
+        assert "exited with code 0" in text and "bytes of output not shown here" in text

@@ -18,6 +18,7 @@ from sidecar.kernel.kernel import Kernel
 from sidecar.kernel.prompts import rename_prompt
 from sidecar.kernel.session import Session
 from sidecar.kernel.turns import TurnKind
+from sidecar.text_safety import prepare
 
 JsonObj = dict[str, Any]
 
@@ -27,7 +28,13 @@ class Titles:
         self._kernel = kernel
         self.titling = Titling(kernel.ctx)
         kernel.provide_catalog(self.titling)
+        kernel.on_start(self._prepare_text)
         kernel.on_start(self.titling.open)
+
+    async def _prepare_text(self) -> None:
+        """The Unicode tables every one-line text needs (titles first; status, terminals, ...)
+        are built on the kernel's worker as the engine starts, not on the loop at first use."""
+        self._kernel.spawn(self._kernel.worker.run(prepare), "text-tables")
 
     # ------------------------------------------------------------------ what it reacts to
     def info_update(self, event: UpdateRouted) -> None:
