@@ -136,3 +136,34 @@ async def test_no_thread_in_time_follows_the_change_coarsely() -> None:
     await settle(steps)
     assert [h.start for h in changes.hunks(PATH)] == [10, 700]
     await kernel.tasks.aclose()
+
+
+async def test_an_agent_write_the_buffer_holds_voids_what_still_waits() -> None:
+    """The editor echoed the agent's write (a whole text, diffed on the worker) before the write
+    was recorded; once recorded, the hunks are in the buffer's terms: the echo's diff, landing
+    later, must not move them a second time. What comes after still applies."""
+    changes = AgentChanges()
+    count = buffer_steps.SYNC_BREAKS * 2
+    base = numbered(count)
+    first = numbered(count, l500="AGENT 500\n")
+    recorded(changes, base, first)
+    release = asyncio.Event()
+
+    class Held(Worker):
+        async def run(self, fn: Any, *args: Any, timeout: float | None = None) -> Any:
+            await release.wait()
+            return fn(*args)
+
+    kernel = FakeKernel(Held())
+    steps = BufferSteps(lambda: changes, lambda: cast(Kernel, kernel))
+    second = "top\n" + first  # the agent's second write: a line on top
+    steps.then(URI, PATH, Whole(first, second))  # its echo, on the worker
+    await asyncio.sleep(0)
+    recorded(changes, first, second)  # the write recorded: its line on top, the first hunk at 501
+    assert [h.start for h in changes.hunks(PATH)] == [0, 501]
+    steps.superseded(URI)
+    steps.then(URI, PATH, (LineEdit(0, 0, 1),))  # the user adds a line on top, behind the echo
+    release.set()
+    await settle(steps)
+    assert [h.start for h in changes.hunks(PATH)] == [1, 502]
+    await kernel.tasks.aclose()

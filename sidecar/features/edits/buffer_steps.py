@@ -6,7 +6,9 @@ buffer before and after: on a big buffer changed all over that is seconds of dif
 past `DIFF_BUDGET` one coarse edit from the first changed line to the last, which drops the hunks
 inside it; the change itself is never lost). While one such diff runs, the buffer's later changes
 wait behind it and are applied after it, in order; whole texts waiting behind it are diffed as
-one (the first one's before, the last one's after).
+one (the first one's before, the last one's after). An agent's write that the buffer is seen to
+hold (every hunk on its lines) puts the hunks in the buffer's present terms: what still waits is
+void then (an editor's echo of that very write would move them a second time).
 """
 
 from __future__ import annotations
@@ -67,10 +69,19 @@ class BufferSteps:
         self._changes = changes
         self._kernel = kernel
         self._behind: dict[str, deque[Step]] = {}  # uri -> the steps waiting for a diff on the worker
+        self._void: set[str] = set()  # uris whose diff on the worker is not to be applied
 
     def busy(self, uri: str) -> bool:
         """Whether a diff of this buffer is on the worker (its later steps wait for it)."""
         return uri in self._behind
+
+    def superseded(self, uri: str) -> None:
+        """The hunks are in the buffer's present terms (an agent's write it holds, checked line by
+        line): the steps still waiting, and the diff on the worker, are void."""
+        queue = self._behind.get(uri)
+        if queue is not None:
+            queue.clear()
+            self._void.add(uri)
 
     def then(self, uri: str, path: str, step: Step) -> None:
         """Apply `step` to the hunks of `path` now, or after the buffer's steps still waiting."""
@@ -96,9 +107,13 @@ class BufferSteps:
                 step = queue.popleft()
                 if isinstance(step, Whole) and not step.small:
                     step = tuple(await self._diff(kernel, path, step))
+                    if uri in self._void:
+                        self._void.discard(uri)
+                        continue
                 self._apply(path, step)
         finally:
             self._behind.pop(uri, None)
+            self._void.discard(uri)
 
     @staticmethod
     async def _diff(kernel: Kernel, path: str, whole: Whole) -> list[LineEdit]:

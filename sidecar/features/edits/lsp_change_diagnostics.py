@@ -174,6 +174,7 @@ class AgentChangeDiagnostics:
                 lines = lines_of(doc.source)
                 if all(h.holds_agent_text(lines) for h in changes.hunks(path)):
                     self._texts[doc.uri] = doc.source
+                    self._steps.superseded(doc.uri)  # a diff of its echo would move them again
                 else:
                     self._pending.add(doc.uri)
         self._schedule(path)
