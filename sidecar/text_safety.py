@@ -18,8 +18,8 @@ CR and the Unicode line separators line feeds, and drops the other controls and 
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
 
@@ -31,6 +31,7 @@ __all__ = [
     "clean_text",
     "fix_surrogates",
     "one_line",
+    "prepare",
     "sanitize_text",
 ]
 
@@ -110,8 +111,10 @@ def _char_class(codepoints: list[int]) -> str:
 class _Tables:
     """Character classes from the running Python's Unicode database.
 
-    Built on first use (about 0.2 s): regexes over these classes run in C,
-    so even a multi-megabyte hostile title is cleaned in well under a second.
+    Built once (about 0.3 s, a walk over every code point): regexes over these classes run in
+    C, so even a multi-megabyte hostile title is cleaned in well under a second. The kernel's
+    worker builds them when the engine starts (`prepare`); whoever needs them first otherwise
+    builds them, on the event loop if that is where it runs.
     """
 
     def __init__(self) -> None:
@@ -133,9 +136,24 @@ class _Tables:
         self.leading = re.compile(f"\\A[ {_JOINERS}{mark_class}{_EMOJI_MODIFIERS}]+")
 
 
-@functools.cache
+class _Built:
+    tables: _Tables | None = None
+    lock = threading.Lock()  # one build: a caller that comes while it runs waits for it
+
+
 def _tables() -> _Tables:
-    return _Tables()
+    tables = _Built.tables
+    if tables is None:
+        with _Built.lock:
+            tables = _Built.tables
+            if tables is None:
+                tables = _Built.tables = _Tables()
+    return tables
+
+
+def prepare() -> None:
+    """Build the Unicode tables now (heavy: off the event loop), not at their first use."""
+    _tables()
 
 
 def _is_mark(ch: str) -> bool:

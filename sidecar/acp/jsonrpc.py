@@ -10,6 +10,13 @@ This is the relay's hot path (one pass per agent frame): frames are split from
 each read in one go, parsed once (msgspec, json.loads for what it refuses),
 and queued as plain tuples in a bounded deque with the two wake-ups it needs,
 not through `asyncio.Queue`'s layers.
+
+The dispatcher hands the loop back every `DISPATCH_SLICE` seconds of work: a burst of
+thousands of queued frames (each one read, routed, relayed to the editor) would otherwise be
+one callback, and the editor's requests would wait behind all of it. Nothing is reordered:
+the one dispatcher takes up the queue where it left it, and the caller of a request resumes
+only once every frame that came before its answer is dispatched (a `session/load` answer after
+the replay it ends, a prompt's answer after its last chunks).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ log = logging.getLogger(__name__)
 CANCEL_METHOD = "$/cancel_request"
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
+DISPATCH_SLICE = 0.005  # seconds the dispatcher works before the loop gets a turn
 
 
 @functools.cache
@@ -119,6 +127,14 @@ class JsonRpcConnection:
         self._queue_ready: asyncio.Future[None] | None = None  # the dispatcher waits for an item
         self._queue_room: asyncio.Future[None] | None = None  # the reader waits for room
         self._incoming_tasks: dict[Any, asyncio.Task[None]] = {}
+        # The ordered queue's items so far, and those dispatched: an answer that arrives while
+        # the dispatcher is behind is marked with the first count, and its caller waits for the
+        # second to reach it (`_after_earlier_frames`).
+        self._arrived = 0
+        self._dispatched = 0
+        self._marks: dict[int, int] = {}  # request id -> frames queued before its answer came
+        self._catching_up: list[tuple[int, asyncio.Future[None]]] = []
+        self._dispatcher_done = False
         self._tasks = OwnedTasks(f"jsonrpc-{name}")
         self._closed = asyncio.Event()
         self._close_reason = "the agent connection is closed"
@@ -185,19 +201,45 @@ class JsonRpcConnection:
             msg["params"] = params
         try:
             await self._send(msg)
-            if timeout is None:
-                return await fut
             try:
-                return await asyncio.wait_for(asyncio.shield(fut), timeout)
-            except TimeoutError:
-                await self._cancel_remote(request_id)
-                raise RequestTimeout(method, timeout) from None
+                if timeout is None:
+                    result = await fut
+                else:
+                    try:
+                        result = await asyncio.wait_for(asyncio.shield(fut), timeout)
+                    except TimeoutError:
+                        await self._cancel_remote(request_id)
+                        raise RequestTimeout(method, timeout) from None
+            except AcpError:  # the agent's error answer, too, comes after the frames before it
+                await self._after_earlier_frames(request_id)
+                raise
+            await self._after_earlier_frames(request_id)
+            return result
         except asyncio.CancelledError:
             await asyncio.shield(self._cancel_remote(request_id))
             raise
         finally:
             self._pending.pop(request_id, None)
             self._pending_methods.pop(request_id, None)
+            self._marks.pop(request_id, None)
+
+    async def _after_earlier_frames(self, request_id: int) -> None:
+        """Return once the frames that arrived before this request's answer are dispatched."""
+        mark = self._marks.pop(request_id, None)
+        if mark is None or self._dispatched >= mark or self._dispatcher_done:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._catching_up.append((mark, waiter))
+        await waiter
+
+    def _caught_up(self, everyone: bool = False) -> None:
+        waiting, self._catching_up = self._catching_up, []
+        for mark, waiter in waiting:
+            if everyone or self._dispatched >= mark:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                self._catching_up.append((mark, waiter))
 
     async def _cancel_remote(self, request_id: int) -> None:
         fut = self._pending.get(request_id)
@@ -261,6 +303,7 @@ class JsonRpcConnection:
                             if len(queue) >= self._queue_size:
                                 await self._wait_room()
                             queue.append((method, params, _NOTIFICATION))
+                            self._arrived += 1
                             if self._queue_ready is not None:
                                 self._wake_dispatcher()
                         else:
@@ -295,6 +338,7 @@ class JsonRpcConnection:
         if len(self._queue) >= self._queue_size:
             await self._wait_room()
         self._queue.append(item)
+        self._arrived += 1
         self._wake_dispatcher()
 
     def _oversize(self, size: int) -> None:
@@ -354,10 +398,12 @@ class JsonRpcConnection:
     def _resolve(self, msg: dict[str, Any]) -> None:
         request_id = msg.get("id")
         fut = self._pending.get(request_id) if isinstance(request_id, int) else None
-        if fut is None or fut.done():
+        if fut is None or fut.done() or not isinstance(request_id, int):
             self.stats.unknown_responses += 1
             log.warning("%s answered an unknown or finished request id %r", self._name, request_id)
             return
+        if self._arrived > self._dispatched:  # its caller waits for the frames before it
+            self._marks[request_id] = self._arrived
         if "error" in msg and msg["error"] is not None:
             fut.set_exception(remote_error(msg["error"]))
         else:
@@ -374,29 +420,42 @@ class JsonRpcConnection:
         queue = self._queue
         half = self._queue_size // 2
         loop = asyncio.get_running_loop()
-        while True:
-            if not queue:
-                ready = self._queue_ready = loop.create_future()
-                await ready
-                continue
-            item = queue.popleft()
-            if self._queue_room is not None and len(queue) <= half:
-                room, self._queue_room = self._queue_room, None
-                if not room.done():
-                    room.set_result(None)
-            if item is None:
-                return
-            method, params, request_id = item
-            if request_id is _NOTIFICATION:
-                try:
-                    self._on_notification(method, params)
-                except Exception:
-                    log.exception("handling %s from %s failed", method, self._name)
-            else:
-                key = _id_key(request_id)
-                task = self._spawn(self._serve(method, params, request_id), f"serve-{method}")
-                self._incoming_tasks[key] = task
-                task.add_done_callback(self._forget_incoming(key))
+        clock = loop.time
+        turn_ends = clock() + DISPATCH_SLICE
+        try:
+            while True:
+                if not queue:
+                    ready = self._queue_ready = loop.create_future()
+                    await ready
+                    turn_ends = clock() + DISPATCH_SLICE
+                    continue
+                if clock() >= turn_ends:
+                    await asyncio.sleep(0)  # the loop's turn: the editor's requests, the other tasks
+                    turn_ends = clock() + DISPATCH_SLICE  # and at least one frame after it
+                item = queue.popleft()
+                if self._queue_room is not None and len(queue) <= half:
+                    room, self._queue_room = self._queue_room, None
+                    if not room.done():
+                        room.set_result(None)
+                if item is None:
+                    return
+                method, params, request_id = item
+                if request_id is _NOTIFICATION:
+                    try:
+                        self._on_notification(method, params)
+                    except Exception:
+                        log.exception("handling %s from %s failed", method, self._name)
+                else:
+                    key = _id_key(request_id)
+                    task = self._spawn(self._serve(method, params, request_id), f"serve-{method}")
+                    self._incoming_tasks[key] = task
+                    task.add_done_callback(self._forget_incoming(key))
+                self._dispatched += 1
+                if self._catching_up:
+                    self._caught_up()
+        finally:
+            self._dispatcher_done = True
+            self._caught_up(everyone=True)
 
     def _forget_incoming(self, key: Any) -> Callable[[asyncio.Task[Any]], None]:
         def forget(_task: asyncio.Task[Any]) -> None:

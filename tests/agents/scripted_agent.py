@@ -10,6 +10,8 @@ Steps:
   {"write": PATH, "content": TEXT}           fs/write_text_file
   {"permission": KIND}                       session/request_permission for a tool call of KIND
   {"update": {...}}                          a session/update with that update object
+  {"update": {...}, "times": N}              N of them, written at once (a burst); "{i}" in the
+                                             update's strings is the index of each (0 .. N-1)
   {"chunk": TEXT, "times"?: N}               an agent_message_chunk of TEXT repeated N times (1)
   {"update_for": SESSION_ID, "update": {...}} a session/update for another session id
   {"raw": TEXT}                              write TEXT as one line, as is
@@ -22,6 +24,11 @@ Steps:
   {"wait_file": PATH}                        wait (up to 30 s) until PATH exists: a test's signal
   {"exit": CODE}                             exit at once
   {"stop": REASON}                           the stop reason to answer (default end_turn)
+  {"include": PATH}                          the steps of that JSON file (a list), in place (the
+                                             RESULT indexes count them): big input, small prompt
+
+A step with "brief": true reports its result with every string over 200 characters replaced by
+its length ("<N chars>"): a big answer (a terminal's output) is not echoed into the conversation.
 
 Environment: SCRIPTED_LONG_ID=N makes the first session/new answer a session id of N characters;
 SCRIPTED_LONG_NAME=N names the agent with N characters;
@@ -68,6 +75,26 @@ def update(session_id: str, upd: dict[str, Any]) -> None:
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": upd}})
 
 
+def burst(session_id: str, upd: dict[str, Any], times: int) -> None:
+    """`times` updates written in one go, "{i}" in their strings numbered."""
+    template = json.dumps(
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": upd}}
+    )
+    sys.stdout.write("".join(template.replace("{i}", str(i)) + "\n" for i in range(times)))
+    sys.stdout.flush()
+
+
+def brief(value: Any) -> Any:
+    """`value` with every string over 200 characters replaced by its length."""
+    if isinstance(value, str):
+        return f"<{len(value)} chars>" if len(value) > 200 else value
+    if isinstance(value, dict):
+        return {k: brief(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [brief(v) for v in value]
+    return value
+
+
 async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
     sid = params["sessionId"]
     text = "".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
@@ -76,6 +103,7 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
     except ValueError:
         steps = []
     stop = "end_turn"
+    steps = [s for step in steps for s in (_included(step["include"]) if "include" in step else [step])]
     for index, step in enumerate(steps):
         result: Any = None
         if "read" in step:
@@ -103,6 +131,8 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
         elif "chunk" in step:
             text = step["chunk"] * step.get("times", 1)
             update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+        elif "update" in step and "times" in step:
+            burst(step.get("update_for", sid), step["update"], step["times"])
         elif "update" in step and "update_for" in step:
             update(step["update_for"], step["update"])
         elif "update" in step:
@@ -133,6 +163,8 @@ async def run_prompt(msg_id: Any, params: dict[str, Any]) -> None:
             stop = step["stop"]
         if result is not None:
             shown = {k: v for k, v in result.items() if k in ("result", "error")}
+            if step.get("brief"):
+                shown = brief(shown)
             update(
                 sid,
                 {
@@ -200,6 +232,12 @@ async def main() -> None:
             pass
         elif "id" in msg:
             send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": f"no {method}"}})
+
+
+def _included(path: str) -> list[Any]:
+    with open(path, encoding="utf-8") as handle:
+        included: list[Any] = json.load(handle)
+    return included
 
 
 def _long_name() -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import os
 import sys
@@ -27,6 +28,7 @@ from pygls.protocol import (
 )
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
 
 from tests.procs import descendants
 
@@ -137,6 +139,20 @@ def plain_converter() -> Any:
     return converter
 
 
+class FastClientProtocol(LanguageClientProtocol):
+    """pytest-lsp's protocol, with the sidecar's own notifications (acp/*, of no LSP type) handed
+    on at once. pygls tells a message's kind by `isinstance` against runtime Protocols, which on
+    Python 3.11 costs more than the rest of its handling: a burst of thousands of notifications
+    made the test client, not the sidecar, the slow part of a timed round trip
+    (tests/lsp/test_loop_free.py). Everything else goes through pygls as before."""
+
+    def handle_message(self, message: Any) -> None:
+        if type(message) is JsonRPCNotification and message.jsonrpc == self.VERSION and not self._shutdown:
+            contextvars.copy_context().run(self._handle_notification, message.method, message.params)
+            return
+        super().handle_message(message)
+
+
 class Editor:
     """What a test sees of an editor: notifications, requests answered, commands sent."""
 
@@ -145,7 +161,7 @@ class Editor:
         self.profile = profile
         self.workspace = workspace
         self.notes: list[tuple[float, str, Any]] = []
-        self.cond = asyncio.Condition()
+        self._waiters: list[asyncio.Future[None]] = []  # wait_for calls waiting for a new note
         self.message_requests: list[types.ShowMessageRequestParams] = []
         self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
         self.permission_choice: str | None = "Allow"  # action title to click; None = dismiss
@@ -160,10 +176,14 @@ class Editor:
         self.init_result: types.InitializeResult | None = None
 
     # ------------------------------------------------------------------ notifications
-    async def _record(self, method: str, params: Any) -> None:
-        async with self.cond:
-            self.notes.append((time.monotonic(), method, params))
-            self.cond.notify_all()
+    def _record(self, method: str, params: Any) -> None:
+        """A notification, recorded as it arrives (no task of its own: a burst of thousands must
+        not make the test client the slow part of what a test times)."""
+        self.notes.append((time.monotonic(), method, params))
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def of(self, method: str) -> list[Any]:
         return [p for _, m, p in self.notes if m == method]
@@ -176,14 +196,15 @@ class Editor:
     ) -> Any:
         idx = start
         async with asyncio.timeout(timeout):
-            async with self.cond:
-                while True:
-                    while idx < len(self.notes):
-                        _, m, p = self.notes[idx]
-                        idx += 1
-                        if m == method and pred(p):
-                            return p
-                    await self.cond.wait()
+            while True:
+                while idx < len(self.notes):
+                    _, m, p = self.notes[idx]
+                    idx += 1
+                    if m == method and pred(p):
+                        return p
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                await waiter
 
     async def wait_turn_end(self, turn_id: str, timeout: float = 30) -> dict[str, Any]:
         end: dict[str, Any] = await self.wait_for(
@@ -268,8 +289,8 @@ def _install_handlers(client: LanguageClient, editor_ref: list[Editor]) -> None:
     for method in ACP_METHODS:
 
         def make(m: str) -> Callable[..., Any]:
-            async def handler(_client: LanguageClient, params: Any) -> None:
-                await editor_ref[0]._record(m, params)
+            def handler(_client: LanguageClient, params: Any) -> None:
+                editor_ref[0]._record(m, params)
 
             return handler
 
@@ -333,7 +354,7 @@ async def open_editor(
     editor_ref: list[Editor] = []
 
     def factory() -> LanguageClient:
-        client = LanguageClient(converter_factory=plain_converter)
+        client = LanguageClient(converter_factory=plain_converter, protocol_cls=FastClientProtocol)
         register_lsp_features(client)
         _install_handlers(client, editor_ref)
         return client

@@ -44,9 +44,11 @@ def ours(ed: Editor, uri: str) -> list[types.Diagnostic]:
     return [d for d in ed.client.diagnostics.get(uri, []) if d.source == "acp-sidecar"]
 
 
-async def diagnostics(ed: Editor, uri: str, count: int) -> list[types.Diagnostic]:
+async def diagnostics(ed: Editor, uri: str, count: int, timeout: float = 20) -> list[types.Diagnostic]:
     found: list[types.Diagnostic] = await until(
-        lambda: (lambda d: [d] if len(d) == count else None)(ours(ed, uri)), f"{count} diagnostics on {uri}"
+        lambda: (lambda d: [d] if len(d) == count else None)(ours(ed, uri)),
+        f"{count} diagnostics on {uri}",
+        timeout,
     )
     return sorted(found[0], key=lambda d: d.range.start.line)
 
@@ -162,6 +164,31 @@ async def test_hunks_follow_the_users_edits(profile: str, workspace: Path, state
         assert len(result["reverted"]) == 1
         await diagnostics(ed, uri, 0)
         assert ed.docs[uri][1] == "newé top line\nl0\nl1\nl2\nl3\nFOUR a\nFOURxy\nl5\nbelow\n"
+
+
+async def test_hunks_follow_whole_texts_of_a_big_buffer_in_order(workspace: Path, state_dir: Path) -> None:
+    """An editor that sends whole texts (as the test editor does): past buffer_steps.SYNC_BREAKS
+    the diff runs on the kernel's worker; the changes sent while it runs wait behind it, and the
+    hunks move exactly as they would on a small buffer."""
+    target = workspace / "big.txt"
+    lines = [f"line {i}\n" for i in range(3000)]
+    target.write_text("".join(lines))
+    async with open_editor("vscode", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        uri = ed.open(target)
+        written = list(lines)
+        written[1000], written[1500] = "AGENT 1000\n", "AGENT 1500\n"
+        await agent_writes(ed, target, "".join(written))
+        assert [d.range.start.line for d in await diagnostics(ed, uri, 2)] == [1000, 1500]
+        ed.change(uri, "one\n" + "".join(written))  # diffed on the worker
+        ed.change(uri, "one\ntwo\n" + "".join(written))  # behind it
+        # Behind them: the user types into the agent's line 1500, line 1502 only after the two.
+        partial(ed, uri, (1502, 0), (1502, 5), "typed")
+        [left] = await diagnostics(ed, uri, 1)
+        assert left.range.start.line == 1002
+        [entry] = (await ed.command("acp.changes.list", {"uri": uri}))["files"]
+        assert [h["newText"] for h in entry["hunks"]] == ["AGENT 1000\n"]
 
 
 def ed_encoding(ed: Editor) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.lsp.buffers import Buffers
 from tests.lsp.editor import Editor, open_editor
+from tests.lsp.test_agent_changes import diagnostics
 from tests.lsp.test_commands import expect_error
 from tests.lsp.test_permissions_files import SCRIPTED_ARGS, scripted
 
@@ -121,3 +125,123 @@ async def test_conversation_a_huge_answer(workspace: Path, state_dir: Path) -> N
                 "#answer=4000000 #piece=4000 #para=12 a huge answer", timeout=180
             )
         assert end["stopReason"] == "end_turn"
+
+
+async def test_edits_a_buffer_of_20000_lines_rewritten_by_the_user(workspace: Path, state_dir: Path) -> None:
+    """The user's buffer changes whole (an editor that sends full text): the hunks follow through a
+    diff of the buffer before and after, every other line of 20 000 changed."""
+    target = workspace / "generated.txt"
+    lines = [f"line {i} of a generated file\n" for i in range(20_000)]
+    target.write_text("".join(lines))
+    written = list(lines)
+    for at in (0, 10_000, 19_999):
+        written[at] = f"AGENT WROTE LINE {at}\n"
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        Buffers.attach(ed)
+        await ed.command("acp.session.new")
+        uri = ed.open(target)
+        results = await scripted(ed, [{"write": str(target), "content": "".join(written)}], timeout=120)
+        assert "result" in results[0], results
+        assert [d.range.start.line for d in await diagnostics(ed, uri, 3)] == [0, 10_000, 19_999]
+        rewritten = [line.upper() if i % 2 and 0 < i < 19_999 else line for i, line in enumerate(written)]
+        async with status_answered(ed, "edits (the user's buffer)"):
+            ed.change(uri, "".join(rewritten))
+            # Past its time the diff is one block between the first and the last changed line:
+            # the agent's line inside it is the user's now, the first and the last stay.
+            found = await diagnostics(ed, uri, 2, timeout=60)
+        assert [d.range.start.line for d in found] == [0, 19_999]
+
+
+async def test_conversation_diffs_of_4000_lines_changed_every_other_line(
+    workspace: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """A tool call carries 20 diffs as big as the document shows (4000 lines each, every other one
+    changed: difflib's worst case, 0.3 s each). They are rendered in the conversation's thread,
+    off the loop, and bounded in time (elements.DIFF_TIME, DIFFS_TIME): past it a diff is one
+    change, and the document, every session's, is not held up for seconds (5-6 s unbounded)."""
+    old = [f"line {i} of a generated file" for i in range(2000)]
+    new = [line.upper() if i % 2 else line for i, line in enumerate(old)]
+    diffs = [
+        {
+            "type": "diff",
+            "path": str(workspace / f"f{n}.txt"),
+            "oldText": "\n".join(old),
+            "newText": "\n".join(new),
+        }
+        for n in range(20)
+    ]
+    call = {"sessionUpdate": "tool_call", "toolCallId": "big", "title": "rewrite", "kind": "edit"}
+    steps = tmp_path / "steps.json"
+    steps.write_text(json.dumps([{"update": {**call, "status": "completed", "content": diffs}}]))
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        await ed.command("acp.session.new")
+        async with status_answered(ed, "conversation (diffs)"):
+            began = time.monotonic()
+            await scripted(ed, [{"include": str(steps)}], timeout=120)
+            transcript = await ed.command("acp.session.transcript", timeout=120)
+            took = time.monotonic() - began
+        text = Path(transcript["uri"].removeprefix("file://")).read_text()
+        assert text.count("Diff of `f") == 20, text[-3000:]
+        coarse = text.count("it took too long to diff")
+        assert took < 3, f"the document took {took:.1f} s to write ({coarse} of 20 diffs coarse)"
+
+
+async def test_titles_bursts_of_2000_titles(workspace: Path, state_dir: Path) -> None:
+    """The agent writes 2000 `session_info_update`s at once, five times over: each one is read,
+    relayed, titled and saved, and the editor's requests are answered between them (the
+    dispatcher of acp/jsonrpc.py works in slices)."""
+    info = {
+        "sessionUpdate": "session_info_update",
+        "updatedAt": "2026-12-07T10:00:00Z",
+        "_meta": {"demo": {"step": "{i}"}},
+    }
+    bursts = [{"update": {**info, "title": f"burst {k} title {{i}}"}, "times": 2000} for k in range(5)]
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        async with status_answered(ed, "titles"):
+            await scripted(ed, bursts, timeout=120)
+            last = "burst 4 title 1999"
+            await ed.wait_for("acp/sessionInfo", lambda p: p.get("title") == last, timeout=60)
+        relayed = [
+            u for u in ed.of("acp/sessionUpdate") if u["update"]["sessionUpdate"] == "session_info_update"
+        ]
+        assert len(relayed) == 10_000 and relayed[-1]["update"]["title"] == last
+        listed = await ed.command("acp.session.list")
+        assert any(s["sessionId"] == sid and s["title"] == last for s in listed["sessions"]), listed
+
+
+async def test_terminals_a_command_that_prints_20_mb(workspace: Path, state_dir: Path) -> None:
+    """A client terminal whose command prints 20 MB, shown in a tool call, kept to the largest
+    output limit (4 MiB); the agent waits for its exit and reads it all."""
+    code = (
+        "import sys\nline = ('é' * 49 + '\\n').encode() * 1024\n"
+        "for _ in range(200): sys.stdout.buffer.write(line)"
+    )
+    create = {"command": sys.executable, "args": ["-c", code], "outputByteLimit": 4 * 1024 * 1024}
+    show = {"sessionUpdate": "tool_call", "toolCallId": "flood", "title": "flood", "kind": "execute"}
+    async with open_editor("neovim", workspace, state_dir, extra_args=SCRIPTED_ARGS) as ed:
+        sid = (await ed.command("acp.session.new"))["sessionId"]
+        ids = {"sessionId": sid, "terminalId": "term-1"}
+        steps: list[dict[str, Any]] = [
+            {"request": "terminal/create", "params": {"sessionId": sid, **create}},
+            {
+                "update": {
+                    **show,
+                    "status": "in_progress",
+                    "content": [{"type": "terminal", "terminalId": "term-1"}],
+                }
+            },
+            {"request": "terminal/wait_for_exit", "params": ids},
+            {"request": "terminal/output", "params": ids, "brief": True},
+            {"request": "terminal/release", "params": ids},
+        ]
+        async with status_answered(ed, "terminals"):
+            results = await scripted(ed, steps, timeout=120)
+            transcript = await ed.command("acp.session.transcript", timeout=60)
+        assert results[0]["result"] == {"terminalId": "term-1"}, results
+        assert results[2]["result"] == {"exitCode": 0, "signal": None}, results
+        assert results[3]["result"]["truncated"] is True, results
+        # The last 4 MiB of lines of 49 two-byte characters and a line end, cut at a character.
+        assert 2_118_300 <= int(results[3]["result"]["output"].strip("<> chars")) <= 2_118_340, results
+        text = Path(transcript["uri"].removeprefix("file://")).read_text()
+        assert "exited with code 0" in text and "bytes of output not shown here" in text

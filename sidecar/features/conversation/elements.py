@@ -8,11 +8,11 @@ backtick run inside it.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from sidecar.features.conversation.clean import clean_text, inline_code, one_line
+from sidecar.kernel.bounded_diff import BoundedMatcher, OutOfTime, coarse_block
 from sidecar.kernel.pieces import MARKER_PREFIX, fence_for
 
 JsonObj = dict[str, Any]
@@ -34,6 +35,12 @@ _CONTEXT_TEXT = re.compile(r"\AContext from (?P<name>[^\n]*?)(?: \((?P<label>[^(
 MAX_DIFF_INPUT = 512 * 1024  # characters of old + new text we diff at all
 MAX_DIFF_LINES = 4000
 MAX_DIFF_OUTPUT = 64 * 1024
+# Seconds of difflib for one diff, and for all the diffs of one update (in the conversation's
+# thread, which writes every session's document): past them a diff is shown as one change from
+# its first changed line to its last. A 4000-line diff takes 10-110 ms; difflib's worst case
+# (every other line changed) about 0.3 s.
+DIFF_TIME = 0.25
+DIFFS_TIME = 1.0
 MAX_LOCATIONS = 10
 MAX_PLAN_ENTRIES = 50
 NO_ANSWER = "No answer: the agent ended the turn without a reply"
@@ -258,8 +265,9 @@ def diff_key(call_id: str, diff: JsonObj) -> str:
     return "td:" + digest(call_id, diff.get("path"), diff.get("oldText"), diff.get("newText"))
 
 
-def diff_block(diff: JsonObj, cwd: str | None) -> str:
-    """A tool call's diff as a fenced ```diff block (unified diff of oldText and newText)."""
+def diff_block(diff: JsonObj, cwd: str | None, budget: float = DIFF_TIME) -> str:
+    """A tool call's diff as a fenced ```diff block (unified diff of oldText and newText); past
+    `budget` seconds of difflib, one change from the first changed line to the last."""
     raw_path = diff.get("path") if isinstance(diff.get("path"), str) else "?"
     path = display_path(str(raw_path), cwd) or "?"
     old = diff.get("oldText") if isinstance(diff.get("oldText"), str) else None
@@ -271,22 +279,71 @@ def diff_block(diff: JsonObj, cwd: str | None) -> str:
     new_lines = _lines(clean_text(new))
     if len(old_lines) + len(new_lines) > MAX_DIFF_LINES:
         return f"Diff of {label}: too large to show ({len(old_lines)} → {len(new_lines)} lines).\n"
-    body = "\n".join(
-        difflib.unified_diff(
-            old_lines,
-            new_lines,
-            fromfile="/dev/null" if old is None else f"a/{path}",
-            tofile=f"b/{path}",
-            lineterm="",
-        )
-    )
+    fromfile = "/dev/null" if old is None else f"a/{path}"
+    lines, coarse = unified_diff(old_lines, new_lines, fromfile, f"b/{path}", budget)
+    body = "\n".join(lines)
     if not body:
         return f"Diff of {label}: no changes.\n"
     if len(body) > MAX_DIFF_OUTPUT:
         body = body[:MAX_DIFF_OUTPUT].rsplit("\n", 1)[0] + "\n… (diff cut)"
     body = "\n".join("\\" + line if line.startswith(MARKER_PREFIX) else line for line in body.split("\n"))
     fence = fence_for(body)
-    return f"Diff of {label}:\n\n{fence}diff\n{body}\n{fence}\n"
+    how = " (one change from the first changed line to the last: it took too long to diff)" if coarse else ""
+    return f"Diff of {label}{how}:\n\n{fence}diff\n{body}\n{fence}\n"
+
+
+Opcode = tuple[str, int, int, int, int]
+
+
+def unified_diff(
+    old: list[str], new: list[str], fromfile: str, tofile: str, budget: float, context: int = 3
+) -> tuple[list[str], bool]:
+    """`difflib.unified_diff(old, new, fromfile, tofile, lineterm="")` as a list, given at most
+    `budget` seconds of difflib; past them the hunks of one change from the first line that
+    differs to the last (True: that coarse diff)."""
+    try:
+        groups = list(BoundedMatcher(old, new, time.monotonic() + budget).get_grouped_opcodes(context))
+        coarse = False
+    except OutOfTime:
+        groups, coarse = _coarse_groups(old, new, context), True
+    lines: list[str] = []
+    for group in groups:
+        if not lines:
+            lines += [f"--- {fromfile}", f"+++ {tofile}"]
+        first, last = group[0], group[-1]
+        lines.append(f"@@ -{_unified_range(first[1], last[2])} +{_unified_range(first[3], last[4])} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [" " + line for line in old[i1:i2]]
+                continue
+            if tag in ("replace", "delete"):
+                lines += ["-" + line for line in old[i1:i2]]
+            if tag in ("replace", "insert"):
+                lines += ["+" + line for line in new[j1:j2]]
+    return lines, coarse
+
+
+def _coarse_groups(old: list[str], new: list[str], context: int) -> list[list[Opcode]]:
+    if old == new:
+        return []
+    start, i2, _, j2 = coarse_block(old, new)
+    tag = "replace" if i2 > start and j2 > start else "delete" if i2 > start else "insert"
+    before, after = min(context, start), min(context, len(old) - i2)
+    group: list[Opcode] = [("equal", start - before, start, start - before, start)] if before else []
+    group.append((tag, start, i2, start, j2))
+    if after:
+        group.append(("equal", i2, i2 + after, j2, j2 + after))
+    return [group]
+
+
+def _unified_range(start: int, stop: int) -> str:
+    """A hunk's range as `difflib.unified_diff` writes it."""
+    beginning, length = start + 1, stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
 
 
 # ---------------------------------------------------------------- plans, modes, notices, turns

@@ -13,6 +13,7 @@ blank lines and headings between elements, is :class:`~.output.Output`.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,6 +22,8 @@ from typing import Any
 from sidecar.features.conversation.blocks import BlockState, MarkdownEscaper, Mode, escape_markdown
 from sidecar.features.conversation.clean import clean_text, one_line
 from sidecar.features.conversation.elements import (
+    DIFF_TIME,
+    DIFFS_TIME,
     PromptParts,
     compaction_line,
     context_line,
@@ -422,13 +425,14 @@ class Renderer:
                 name = one_line(tool.title, 200) or "Tool call"
                 self._output.emit(tool_status_line(name, one_line(status, 40)))
                 self._output.finish("ts:" + digest(call_id, status))
+        deadline = time.monotonic() + DIFFS_TIME  # for all the diffs of this update
         for diff in diffs_of(update.get("content")):
             key = diff_key(call_id, diff)
             if key in tool.diffs:
                 continue
             tool.diffs.add(key)
             self._start(KEEP)
-            self._output.emit(diff_block(diff, self.cwd))
+            self._output.emit(diff_block(diff, self.cwd, min(DIFF_TIME, deadline - time.monotonic())))
             self._output.finish(key)
 
     def _remember_tool(self, call_id: str, tool: ToolState) -> None:

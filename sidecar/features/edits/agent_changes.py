@@ -8,7 +8,9 @@ hunks and `MAX_CHARS` characters of their text; the oldest go first. Pure: no I/
 
 The diff of one write (`diff_write`) is quadratic on a file changed all over (a formatter, a
 generated file): it runs on the kernel's worker, and past `DIFF_BUDGET` seconds the write is
-one coarse hunk (the lines between the common start and end) instead.
+one coarse hunk (the lines between the common start and end) instead. So does the diff of an
+editor buffer changed whole (`buffer_edits`, `buffer_steps.py`): past its budget it is one coarse
+edit, which drops the hunks inside it and moves those below.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sidecar.kernel.worker import checkpoint
+from sidecar.kernel.bounded_diff import Block, BoundedMatcher, OutOfTime, coarse_block
 
 MAX_HUNKS = 2000  # per session
 MAX_CHARS = 4 << 20  # per session: old and new text of its hunks together
@@ -72,32 +74,23 @@ def line_edit(start_line: int, start_char: int, end_line: int, end_char: int, te
 def line_edits_between(old: list[str], new: list[str]) -> list[LineEdit]:
     """The line edits that turn `old` into `new`, last first (each one's numbers hold when applied
     in that order)."""
-    return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in changed_blocks(old, new)][::-1]
+    return _edits_of(changed_blocks(old, new))
 
 
-# Lines [i1, i2) of the old text that became lines [j1, j2) of the new one.
-Block = tuple[int, int, int, int]
+def buffer_edits(before: str, after: str, budget: float | None = DIFF_BUDGET) -> list[LineEdit]:
+    """`line_edits_between` the lines of two texts of a buffer, for the worker: past `budget`
+    seconds, one coarse edit between the common first and last lines (None: no bound)."""
+    return _edits_of(changed_blocks(lines_of(before), lines_of(after), budget))
 
 
-class _OutOfTime(Exception):
-    pass
+def coarse_edits(before: str, after: str) -> list[LineEdit]:
+    """The one edit between the common first and last lines of two texts (linear)."""
+    old, new = lines_of(before), lines_of(after)
+    return [] if old == new else _edits_of([coarse_block(old, new)])
 
 
-class _BoundedMatcher(difflib.SequenceMatcher[str]):
-    """difflib's matcher that gives up past `deadline` (and when its worker job is given up):
-    each search for the longest match is linear, there are as many as there are matches."""
-
-    def __init__(self, old: list[str], new: list[str], deadline: float) -> None:
-        self._deadline = deadline
-        super().__init__(None, old, new, autojunk=False)
-
-    def find_longest_match(
-        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
-    ) -> difflib.Match:
-        checkpoint()
-        if time.monotonic() > self._deadline:
-            raise _OutOfTime
-        return super().find_longest_match(alo, ahi, blo, bhi)
+def _edits_of(blocks: list[Block]) -> list[LineEdit]:
+    return [LineEdit(i1, i2, j2 - j1) for i1, i2, j1, j2 in blocks][::-1]
 
 
 def changed_blocks(old: list[str], new: list[str], budget: float | None = None) -> list[Block]:
@@ -106,21 +99,11 @@ def changed_blocks(old: list[str], new: list[str], budget: float | None = None) 
     if budget is None:
         matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     else:
-        matcher = _BoundedMatcher(old, new, time.monotonic() + budget)
+        matcher = BoundedMatcher(old, new, time.monotonic() + budget, autojunk=False)
     try:
         return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-    except _OutOfTime:
-        return [_coarse_block(old, new)]
-
-
-def _coarse_block(old: list[str], new: list[str]) -> Block:
-    start, most = 0, min(len(old), len(new))
-    while start < most and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < most - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    return start, len(old) - end, start, len(new) - end
+    except OutOfTime:
+        return [coarse_block(old, new)]
 
 
 @attrs.frozen

@@ -24,13 +24,14 @@ from sidecar.features.edits.agent_changes import (
     LineEdit,
     in_file_order,
     line_edit,
-    line_edits_between,
     lines_of,
 )
+from sidecar.features.edits.buffer_steps import BufferSteps, KeepOnly, Step, Whole
 from sidecar.lsp.code_actions import AGENT_CHANGE
 from sidecar.text_safety import clean_text
 
 if TYPE_CHECKING:
+    from sidecar.kernel.kernel import Kernel
     from sidecar.lsp.diagnostic_sets import DiagnosticSets
     from sidecar.lsp.editor_files import EditorFiles
     from sidecar.lsp.ports import ChangesPort
@@ -74,11 +75,13 @@ class AgentChangeDiagnostics:
         files: EditorFiles,
         sets: DiagnosticSets,
         changes: Callable[[], AgentChanges | None],
+        kernel: Callable[[], Kernel | None],
     ) -> None:
         self.server = server
         self.files = files
         self.sets = sets
         self._changes = changes
+        self._steps = BufferSteps(changes, kernel)  # the buffers' changes, in order (big diffs off the loop)
         self._published: dict[str, str] = {}  # path -> the uri its diagnostics went to
         self._texts: dict[str, str] = {}  # uri -> the buffer's text after the last change seen
         self._real: dict[str, str] = {}  # uri -> real path
@@ -116,7 +119,7 @@ class AgentChangeDiagnostics:
         if doc is None:
             return
         self._texts[uri] = doc.source
-        changes.keep_only(path, lines_of(doc.source))  # the file may have changed while closed
+        self._steps.then(uri, path, KeepOnly(doc.source))  # the file may have changed while closed
         self._schedule(path)
 
     def closed(self, uri: str) -> None:
@@ -128,7 +131,8 @@ class AgentChangeDiagnostics:
             self._schedule(path)
 
     def changed(self, params: types.DidChangeTextDocumentParams) -> None:
-        """The buffer changed (pygls has applied it): move the hunks with it."""
+        """The buffer changed (pygls has applied it): move the hunks with it (a diff of a whole
+        text may finish later, on the worker: `buffer_steps`)."""
         uri = params.text_document.uri
         changes, path = self.changes, self._path_of(uri)
         if changes is None or path is None or not changes.has(path):
@@ -140,20 +144,26 @@ class AgentChangeDiagnostics:
         if uri in self._pending:
             # The agent's write lands in the buffer only now: the hunks are already in its terms.
             self._pending.discard(uri)
-            changes.keep_only(path, lines_of(now))
+            self._steps.then(uri, path, KeepOnly(now))
             return
+        steps: list[Step] = []
         edits: list[LineEdit] = []
         for change in params.content_changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 start, end = change.range.start, change.range.end
                 edits.append(line_edit(start.line, start.character, end.line, end.character, change.text))
             elif before is not None:
-                edits.extend(line_edits_between(lines_of(before), lines_of(change.text)))
-                before = change.text
+                if edits:
+                    steps.append(tuple(edits))
+                steps.append(Whole(before, change.text))
+                edits, before = [], change.text
             else:
-                changes.keep_only(path, lines_of(now))
+                self._steps.then(uri, path, KeepOnly(now))
                 return
-        changes.edited(path, edits)
+        if edits:
+            steps.append(tuple(edits))
+        for step in steps:
+            self._steps.then(uri, path, step)
 
     # ------------------------------------------------------------------ publishing
     def _changed(self, path: str, written: bool) -> None:
@@ -164,6 +174,7 @@ class AgentChangeDiagnostics:
                 lines = lines_of(doc.source)
                 if all(h.holds_agent_text(lines) for h in changes.hunks(path)):
                     self._texts[doc.uri] = doc.source
+                    self._steps.superseded(doc.uri)  # a diff of its echo would move them again
                 else:
                     self._pending.add(doc.uri)
         self._schedule(path)

@@ -36,8 +36,13 @@ class EditsLsp(LspFeature):
     def __init__(self, server: AcpLanguageServer) -> None:
         self._server = server
         self._edits: Edits | None = None
+        self._kernel: Kernel | None = None
         self.changes = AgentChangeDiagnostics(
-            server, server.files, server.diagnostics, lambda: self._edits.changes if self._edits else None
+            server,
+            server.files,
+            server.diagnostics,
+            lambda: self._edits.changes if self._edits else None,
+            lambda: self._kernel,
         )
         self.proposals = Proposals(server.files, self._fs)
         self.permissions = PermissionPrompts(server, server.tasks, self.proposals, self._answer)
@@ -47,6 +52,7 @@ class EditsLsp(LspFeature):
         from sidecar.features.edits.feature import Edits
 
         self._edits = kernel.feature(Edits)
+        self._kernel = kernel
         self.changes.attach(self._edits.changes)
 
     def edits(self) -> Edits:

@@ -412,10 +412,10 @@ def test_plain_fast_path_agrees_with_the_full_pass(raw: str) -> None:
 
 def test_a_plain_prompt_gets_its_fallback_title_without_building_the_unicode_tables() -> None:
     # Building them takes ~0.2 s of the event loop; a session's first prompt must not wait for it.
-    sanitize_module._tables.cache_clear()
+    sanitize_module._Built.tables = None
     assert fallback_title("## Fix the **auth** timeout in `login.py`  ") == "Fix the auth timeout in login.py"
     assert fallback_title("Café crème — déjà vu") == "Café crème — déjà vu"
-    assert sanitize_module._tables.cache_info().currsize == 0
+    assert sanitize_module._Built.tables is None
     # Text the fast path cannot vouch for still gets the full pass.
     assert fallback_title("e\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301 accents") is not None
-    assert sanitize_module._tables.cache_info().currsize == 1
+    assert sanitize_module._Built.tables is not None

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sidecar.features.conversation import elements
+from sidecar.features.conversation.elements import unified_diff
 from sidecar.features.conversation.output import Output
 from sidecar.features.conversation.render import ECHO_LINE, MAX_MESSAGE
 from sidecar.kernel.prompts import context_meta
@@ -198,6 +202,62 @@ def test_a_new_file_diff_and_a_huge_one() -> None:
     out = rendered(r)
     assert "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n" in out
     assert "Diff of `big.txt`: too large to show" in out
+
+
+lines_of_text = st.lists(st.sampled_from(["a", "b", "c", "d", ""]), max_size=30)
+
+
+@given(lines_of_text, lines_of_text)
+def test_a_diff_in_its_time_is_difflibs_unified_diff(old: list[str], new: list[str]) -> None:
+    shown, coarse = unified_diff(old, new, "a/f", "b/f", budget=60)
+    assert not coarse
+    assert shown == list(difflib.unified_diff(old, new, fromfile="a/f", tofile="b/f", lineterm=""))
+
+
+@given(lines_of_text, lines_of_text)
+def test_a_diff_past_its_time_is_one_change_that_still_applies(old: list[str], new: list[str]) -> None:
+    shown, coarse = unified_diff(old, new, "a/f", "b/f", budget=-1)
+    assert coarse
+    assert (shown == []) == (old == new)
+    assert _patched(old, shown) == new
+    assert sum(line.startswith("@@") for line in shown) <= 1
+
+
+def _patched(old: list[str], diff: list[str]) -> list[str]:
+    """`old` with a unified diff of it applied (hunks in order, context checked)."""
+    out: list[str] = []
+    at = 0
+    for line in diff[2:]:
+        if line.startswith("@@"):
+            start = int(line.split()[1][1:].split(",")[0])
+            length = line.split()[1][1:].split(",")[1:]
+            begin = start - 1 if not length or length[0] != "0" else start
+            out += old[at:begin]
+            at = begin
+        elif line.startswith(" "):
+            assert old[at] == line[1:]
+            out.append(line[1:])
+            at += 1
+        elif line.startswith("-"):
+            assert old[at] == line[1:]
+            at += 1
+        else:
+            out.append(line[1:])
+    return out + old[at:]
+
+
+def test_a_diff_that_takes_too_long_is_shown_as_one_change() -> None:
+    """difflib's worst case (every other line changed) past its time: one change from the first
+    changed line to the last, said so; a diff in its time is unchanged."""
+    old = [f"line {i}" for i in range(2000)]
+    new = [line.upper() if i % 2 else line for i, line in enumerate(old)]
+    diff = {"type": "diff", "path": "/ws/f.txt", "oldText": "\n".join(old), "newText": "\n".join(new)}
+    shown = elements.diff_block(diff, "/ws", budget=0.01)
+    assert shown.startswith("Diff of `f.txt` (one change from the first changed line to the last")
+    assert "@@ -1,2000 +1,2000 @@\n line 0\n-line 1\n-line 2\n" in shown
+    assert "\n+LINE 1\n+line 2\n" in shown
+    small = {"type": "diff", "path": "/ws/f.txt", "oldText": "a\nb\nc\n", "newText": "a\nB\nc\n"}
+    assert elements.diff_block(small, "/ws").startswith("Diff of `f.txt`:\n")
 
 
 def test_plans_are_a_checklist_shown_where_the_turn_ends() -> None:
