@@ -48,6 +48,7 @@ from sidecar.kernel.turn_queue import TurnQueue
 from sidecar.kernel.updates import Update
 from sidecar.kernel.worker import Worker
 from sidecar.tasks import OwnedTasks
+from sidecar.text_safety import prepare as prepare_text_tables
 
 log = logging.getLogger(__name__)
 
@@ -279,6 +280,9 @@ class Kernel:
 
     # ------------------------------------------------------------------ life
     async def start(self) -> None:
+        # The Unicode tables every one-line text needs (titles, status, terminals, ...) are built
+        # on the worker now, not on the loop at their first use (some 250 ms).
+        self.spawn(self.worker.run(prepare_text_tables), "text-tables")
         for hook in self._on_start:
             await hook()
         self.emit_status()

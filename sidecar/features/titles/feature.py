@@ -18,7 +18,6 @@ from sidecar.kernel.kernel import SAVE_BEFORE_STOP_WAIT, Kernel
 from sidecar.kernel.prompts import rename_prompt
 from sidecar.kernel.session import Session
 from sidecar.kernel.turns import TurnKind
-from sidecar.text_safety import prepare
 
 JsonObj = dict[str, Any]
 
@@ -28,18 +27,12 @@ class Titles:
         self._kernel = kernel
         self.titling = Titling(kernel.ctx)
         kernel.provide_catalog(self.titling)
-        kernel.on_start(self._prepare_text)
         kernel.on_start(self.titling.open)
         # Titles known now reach the disk before the agents are asked to stop: a title the user
         # saw must survive a stop that uses up the editor's time.
         kernel.before_agents_stop("saving titles", lambda: self.titling.save_pending(SAVE_BEFORE_STOP_WAIT))
         # Its last title changes go to the documents too: closed before the conversation's.
         kernel.after_agents_stop("closing the title cache", self.titling.aclose)
-
-    async def _prepare_text(self) -> None:
-        """The Unicode tables every one-line text needs (titles first; status, terminals, ...)
-        are built on the kernel's worker as the engine starts, not on the loop at first use."""
-        self._kernel.spawn(self._kernel.worker.run(prepare), "text-tables")
 
     # ------------------------------------------------------------------ what it reacts to
     def info_update(self, event: UpdateRouted) -> None:
