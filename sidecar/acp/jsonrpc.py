@@ -127,10 +127,9 @@ class JsonRpcConnection:
         self._queue_ready: asyncio.Future[None] | None = None  # the dispatcher waits for an item
         self._queue_room: asyncio.Future[None] | None = None  # the reader waits for room
         self._incoming_tasks: dict[Any, asyncio.Task[None]] = {}
-        # The ordered queue's items so far, and those dispatched: an answer that arrives while
-        # the dispatcher is behind is marked with the first count, and its caller waits for the
-        # second to reach it (`_after_earlier_frames`).
-        self._arrived = 0
+        # The ordered queue's items dispatched so far: an answer that arrives while frames still
+        # wait is marked with the count that includes them (dispatched + queued), and its caller
+        # waits for this count to reach the mark (`_after_earlier_frames`).
         self._dispatched = 0
         self._marks: dict[int, int] = {}  # request id -> frames queued before its answer came
         self._catching_up: list[tuple[int, asyncio.Future[None]]] = []
@@ -303,7 +302,6 @@ class JsonRpcConnection:
                             if len(queue) >= self._queue_size:
                                 await self._wait_room()
                             queue.append((method, params, _NOTIFICATION))
-                            self._arrived += 1
                             if self._queue_ready is not None:
                                 self._wake_dispatcher()
                         else:
@@ -338,7 +336,6 @@ class JsonRpcConnection:
         if len(self._queue) >= self._queue_size:
             await self._wait_room()
         self._queue.append(item)
-        self._arrived += 1
         self._wake_dispatcher()
 
     def _oversize(self, size: int) -> None:
@@ -402,8 +399,10 @@ class JsonRpcConnection:
             self.stats.unknown_responses += 1
             log.warning("%s answered an unknown or finished request id %r", self._name, request_id)
             return
-        if self._arrived > self._dispatched:  # its caller waits for the frames before it
-            self._marks[request_id] = self._arrived
+        if self._queue:  # its caller waits for the frames before it
+            # The dispatcher is parked before its next item here (or has none), so every frame
+            # that arrived is either dispatched or still queued.
+            self._marks[request_id] = self._dispatched + len(self._queue)
         if "error" in msg and msg["error"] is not None:
             fut.set_exception(remote_error(msg["error"]))
         else:
