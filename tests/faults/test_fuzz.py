@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from sidecar.acp.chunk_merge import ChunkMerger
 from sidecar.acp.jsonrpc import JsonRpcConnection
+from tests.agent_stdin import AgentStdin
 from tests.faults.figures import FIGURES
 from tests.lsp.editor import SIDECAR
 
@@ -76,30 +77,12 @@ def acp_frame(draw: st.DrawFn) -> bytes:
     return json.dumps(frame).encode()
 
 
-class Sink:
-    def __init__(self) -> None:
-        self.frames: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> None:
-        for line in data.splitlines():
-            self.frames.append(json.loads(line))
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def is_closing(self) -> bool:
-        return False
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(acp_frame(), min_size=1, max_size=25))
 def test_random_acp_frames_into_the_client_layer(frames: list[bytes]) -> None:
     async def run() -> None:
         reader = asyncio.StreamReader()
-        sink = Sink()
+        sink = AgentStdin()
         seen: list[tuple[str, Any]] = []
 
         def on_notification(method: str, params: Any) -> None:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sidecar.acp.chunk_merge import MAX_MERGED_CHARS, ChunkMerger, merge_queued
 from sidecar.acp.jsonrpc import JsonRpcConnection, NotificationMerger
+from tests.agent_stdin import AgentStdin
 
 pytestmark = pytest.mark.inprocess
 
@@ -62,20 +63,6 @@ def test_anything_else_stays_its_own_update(new: Any) -> None:
     assert not merge_queued("some/other", chunk("a"), chunk("b"))
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.frames: list[Any] = []
-
-    def write(self, data: bytes) -> None:
-        self.frames.append(json.loads(data))
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-
 texts = st.lists(
     st.tuples(
         st.sampled_from(["s1", "s2"]), st.sampled_from(["agent_message_chunk", "tool"]), st.text(max_size=40)
@@ -106,7 +93,7 @@ def test_what_is_dispatched_says_exactly_what_the_agent_sent(
 
         conn = JsonRpcConnection(
             reader,
-            _Sink(),
+            AgentStdin(),
             on_notification=lambda method, params: seen.append((method, copy.deepcopy(params))),
             on_request=on_request,
             merge=make_merger(),
@@ -170,7 +157,7 @@ def test_a_burst_of_chunks_is_dispatched_as_a_few_updates(
 
         conn = JsonRpcConnection(
             reader,
-            _Sink(),
+            AgentStdin(),
             on_notification=lambda method, params: seen.append(params),
             on_request=on_request,
             merge=make_merger(),

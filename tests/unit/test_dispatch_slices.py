@@ -14,23 +14,7 @@ import pytest
 from sidecar.acp import jsonrpc
 from sidecar.acp.errors import RemoteError
 from sidecar.acp.jsonrpc import JsonRpcConnection
-
-
-class Sink:
-    def __init__(self) -> None:
-        self.frames: list[Any] = []
-
-    def write(self, data: bytes) -> None:
-        self.frames.append(json.loads(data))
-
-    async def drain(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def is_closing(self) -> bool:
-        return False
+from tests.agent_stdin import AgentStdin
 
 
 def update(index: int) -> bytes:
@@ -47,7 +31,7 @@ def connection(reader: asyncio.StreamReader, seen: list[int], work: float = 0.0)
     async def on_request(_method: str, _params: Any) -> Any:
         return None
 
-    return JsonRpcConnection(reader, Sink(), on_notification=on_notification, on_request=on_request)
+    return JsonRpcConnection(reader, AgentStdin(), on_notification=on_notification, on_request=on_request)
 
 
 async def test_a_burst_leaves_the_loop_turns_and_keeps_its_order() -> None:
