@@ -12,7 +12,6 @@ import functools
 import hashlib
 import json
 import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from sidecar.features.conversation.clean import clean_text, inline_code, one_line
-from sidecar.kernel.bounded_diff import BoundedMatcher, OutOfTime, coarse_block
+from sidecar.kernel.bounded_diff import BoundedMatcher, OutOfTime, coarse_block, cpu_clock
 from sidecar.kernel.pieces import MARKER_PREFIX, fence_for
 
 JsonObj = dict[str, Any]
@@ -302,7 +301,7 @@ def unified_diff(
     `budget` seconds of difflib; past them the hunks of one change from the first line that
     differs to the last (True: that coarse diff)."""
     try:
-        groups = list(BoundedMatcher(old, new, time.monotonic() + budget).get_grouped_opcodes(context))
+        groups = list(BoundedMatcher(old, new, cpu_clock() + budget).get_grouped_opcodes(context))
         coarse = False
     except OutOfTime:
         groups, coarse = _coarse_groups(old, new, context), True

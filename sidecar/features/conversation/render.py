@@ -13,7 +13,6 @@ blank lines and headings between elements, is :class:`~.output.Output`.
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -48,6 +47,7 @@ from sidecar.features.conversation.elements import (
 from sidecar.features.conversation.model import Batch
 from sidecar.features.conversation.output import KEEP, Output
 from sidecar.features.conversation.tracking import Compaction, MessageState, ToolState, placeholder
+from sidecar.kernel.bounded_diff import cpu_clock
 from sidecar.kernel.prompts import rename_title
 
 __all__ = ["Renderer"]
@@ -425,14 +425,14 @@ class Renderer:
                 name = one_line(tool.title, 200) or "Tool call"
                 self._output.emit(tool_status_line(name, one_line(status, 40)))
                 self._output.finish("ts:" + digest(call_id, status))
-        deadline = time.monotonic() + DIFFS_TIME  # for all the diffs of this update
+        deadline = cpu_clock() + DIFFS_TIME  # for all the diffs of this update (this thread's CPU)
         for diff in diffs_of(update.get("content")):
             key = diff_key(call_id, diff)
             if key in tool.diffs:
                 continue
             tool.diffs.add(key)
             self._start(KEEP)
-            self._output.emit(diff_block(diff, self.cwd, min(DIFF_TIME, deadline - time.monotonic())))
+            self._output.emit(diff_block(diff, self.cwd, min(DIFF_TIME, deadline - cpu_clock())))
             self._output.finish(key)
 
     def _remember_tool(self, call_id: str, tool: ToolState) -> None:

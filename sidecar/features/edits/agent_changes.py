@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from sidecar.kernel.bounded_diff import Block, BoundedMatcher, OutOfTime, coarse_block
+from sidecar.kernel.bounded_diff import Block, BoundedMatcher, OutOfTime, coarse_block, cpu_clock
 
 MAX_HUNKS = 2000  # per session
 MAX_CHARS = 4 << 20  # per session: old and new text of its hunks together
@@ -99,7 +99,7 @@ def changed_blocks(old: list[str], new: list[str], budget: float | None = None) 
     if budget is None:
         matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     else:
-        matcher = BoundedMatcher(old, new, time.monotonic() + budget, autojunk=False)
+        matcher = BoundedMatcher(old, new, cpu_clock() + budget, autojunk=False)
     try:
         return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     except OutOfTime:
